@@ -51,6 +51,7 @@ struct manager {
 	bool systemd;
 	bool use_procmap_query;
 	bool status_dirty;
+	bool overflow_pending; /* lost events; rescan once the queue is empty */
 
 	struct policy policy;
 	enum backend_choice backend_choice;
@@ -467,18 +468,26 @@ static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *user
 	(void)s;
 	(void)revents;
 	/* Drain what is queued, but let other sources run between bursts. */
-	for (int round = 0; round < 256; round++) {
+	for (int round = 0; round < 1024; round++) {
 		ssize_t n = cnproc_receive(fd, m->rx, sizeof(m->rx));
 		int k;
 
-		if (n == -EAGAIN || n == -EINTR)
+		if (n == -EAGAIN || n == -EINTR) {
+			/* Netlink reports ENOBUFS once per congestion and drops
+			 * silently until the queue has run empty, which is now:
+			 * only a rescan from here on sees every lost process. */
+			if (n == -EAGAIN && m->overflow_pending) {
+				m->overflow_pending = false;
+				schedule_full_rescan(m);
+			}
 			return 0;
+		}
 		if (n == -ENOBUFS) {
 			if (m->n_overflows++ == 0 || m->n_overflows % 100 == 0)
 				log_event(LOG_WARNING, MID_OVERFLOW, NULL,
 					  "proc connector overflow: events lost (%llu times so far); rescanning /proc",
 					  (unsigned long long)m->n_overflows);
-			schedule_full_rescan(m);
+			m->overflow_pending = true;
 			m->status_dirty = true;
 			continue;
 		}

@@ -558,19 +558,7 @@ int lockset_range_opened(struct lockset *ls, struct lock_range *r)
 	return 0;
 }
 
-int lockset_range_set_unlockable(struct lock_range *r, const char *reason)
-{
-	char *s = strdup(reason);
-
-	if (!s)
-		return -ENOMEM;
-	free(r->reason);
-	r->reason = s;
-	r->state = LOCK_RANGE_UNLOCKABLE;
-	return 0;
-}
-
-bool lockset_failed_before(const struct lockset *ls, uint64_t dev, uint64_t ino)
+bool lockset_reported_before(const struct lockset *ls, uint64_t dev, uint64_t ino)
 {
 	for (size_t i = 0; i < ls->n_failed; i++)
 		if (ls->failed[i].dev == dev && ls->failed[i].ino == ino)
@@ -578,16 +566,9 @@ bool lockset_failed_before(const struct lockset *ls, uint64_t dev, uint64_t ino)
 	return false;
 }
 
-int lockset_range_set_failed(struct lockset *ls, struct lock_range *r, const char *reason)
+static int remember(struct lockset *ls, uint64_t dev, uint64_t ino)
 {
-	char *s = strdup(reason);
-
-	if (!s)
-		return -ENOMEM;
-	free(r->reason);
-	r->reason = s;
-	r->state = LOCK_RANGE_FAILED;
-	if (lockset_failed_before(ls, r->key.dev, r->key.ino))
+	if (lockset_reported_before(ls, dev, ino))
 		return 0;
 	if (ls->n_failed == ls->allocated_failed) {
 		size_t na = ls->allocated_failed ? ls->allocated_failed * 2 : 16;
@@ -598,8 +579,34 @@ int lockset_range_set_failed(struct lockset *ls, struct lock_range *r, const cha
 		ls->failed = nf;
 		ls->allocated_failed = na;
 	}
-	ls->failed[ls->n_failed++] = (struct failed_file){ .dev = r->key.dev, .ino = r->key.ino };
+	ls->failed[ls->n_failed++] = (struct failed_file){ .dev = dev, .ino = ino };
 	return 0;
+}
+
+static int set_reason(struct lock_range *r, enum lock_range_state state, const char *reason)
+{
+	char *s = strdup(reason);
+
+	if (!s)
+		return -ENOMEM;
+	free(r->reason);
+	r->reason = s;
+	r->state = state;
+	return 0;
+}
+
+int lockset_range_set_unlockable(struct lockset *ls, struct lock_range *r, const char *reason)
+{
+	int k = set_reason(r, LOCK_RANGE_UNLOCKABLE, reason);
+
+	return k < 0 ? k : remember(ls, r->key.dev, r->key.ino);
+}
+
+int lockset_range_set_failed(struct lockset *ls, struct lock_range *r, const char *reason)
+{
+	int k = set_reason(r, LOCK_RANGE_FAILED, reason);
+
+	return k < 0 ? k : remember(ls, r->key.dev, r->key.ino);
 }
 
 void lockset_forget_failures(struct lockset *ls)

@@ -120,12 +120,13 @@ struct lock_unit *lockset_unit(const struct lockset *ls, size_t i);
 size_t lockset_n_processes(const struct lockset *ls);
 
 /* Mark a range as opened (allocates its page array), unlockable or failed.
- * A failed (dev, inode) is remembered: lockset_failed_before() says it was
- * already reported, until lockset_forget_failures(). */
+ * Either way the (dev, inode) is remembered: lockset_reported_before() says
+ * it was reported already (do not report again), until
+ * lockset_forget_failures() (on reload). */
 int lockset_range_opened(struct lockset *ls, struct lock_range *r);
-int lockset_range_set_unlockable(struct lock_range *r, const char *reason);
+int lockset_range_set_unlockable(struct lockset *ls, struct lock_range *r, const char *reason);
 int lockset_range_set_failed(struct lockset *ls, struct lock_range *r, const char *reason);
-bool lockset_failed_before(const struct lockset *ls, uint64_t dev, uint64_t ino);
+bool lockset_reported_before(const struct lockset *ls, uint64_t dev, uint64_t ino);
 void lockset_forget_failures(struct lockset *ls);
 
 /* Take a mincore() vector (bit 0 of each byte) for an OPEN range. Pages

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The INI policy: /etc/execguard.conf, /etc/execguard.d/*.conf and a
+/* The INI policy: the main file, its drop-in directory and a
  * unit's [X-ExecGuard] section, parsed from buffers with inih. */
 #pragma once
 

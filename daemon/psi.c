@@ -14,6 +14,7 @@ struct psi_trigger {
 	psi_handler_t handler;
 	void *userdata;
 	unsigned n_events;
+	unsigned stall_ms, window_ms;
 };
 
 int psi_trigger_format(char *buf, size_t size, unsigned stall_ms, unsigned window_ms)
@@ -57,12 +58,37 @@ struct psi_trigger *psi_trigger_free(struct psi_trigger *t)
 	return NULL;
 }
 
+static int write_trigger(int fd, unsigned stall_ms, unsigned window_ms)
+{
+	char line[64];
+	ssize_t n;
+	int r;
+
+	r = psi_trigger_format(line, sizeof(line), stall_ms, window_ms);
+	if (r < 0)
+		return r;
+	/* The terminating NUL is part of what the kernel expects. */
+	n = write(fd, line, strlen(line) + 1);
+	return n < 0 ? -errno : 0;
+}
+
+void psi_unprivileged_window(unsigned stall_ms, unsigned window_ms, unsigned *ret_stall, unsigned *ret_window)
+{
+	unsigned w = (window_ms + PSI_UNPRIV_WINDOW_MS - 1) / PSI_UNPRIV_WINDOW_MS * PSI_UNPRIV_WINDOW_MS;
+
+	if (w > PSI_WINDOW_MAX_MS)
+		w = PSI_WINDOW_MAX_MS;
+	*ret_window = w;
+	*ret_stall = (unsigned)((unsigned long long)stall_ms * w / window_ms);
+	if (*ret_stall == 0)
+		*ret_stall = 1;
+}
+
 int psi_trigger_new(sd_event *e, int dirfd, const char *path, unsigned stall_ms, unsigned window_ms,
 		    psi_handler_t handler, void *userdata, struct psi_trigger **ret)
 {
 	struct psi_trigger *t;
 	char line[64];
-	ssize_t n;
 	int r;
 
 	r = psi_trigger_format(line, sizeof(line), stall_ms, window_ms);
@@ -85,13 +111,19 @@ int psi_trigger_new(sd_event *e, int dirfd, const char *path, unsigned stall_ms,
 		psi_trigger_free(t);
 		return r;
 	}
-	/* The terminating NUL is part of what the kernel expects. */
-	n = write(t->fd, line, strlen(line) + 1);
-	if (n < 0) {
-		r = -errno;
+	r = write_trigger(t->fd, stall_ms, window_ms);
+	if (r == -EINVAL && window_ms % PSI_UNPRIV_WINDOW_MS) {
+		/* Without CAP_SYS_RESOURCE the kernel takes only windows that
+		 * are multiples of 2 s: keep the same share of stall. */
+		psi_unprivileged_window(stall_ms, window_ms, &stall_ms, &window_ms);
+		r = write_trigger(t->fd, stall_ms, window_ms);
+	}
+	if (r < 0) {
 		psi_trigger_free(t);
 		return r;
 	}
+	t->stall_ms = stall_ms;
+	t->window_ms = window_ms;
 	r = sd_event_add_io(e, &t->source, t->fd, EPOLLPRI, on_psi, t);
 	if (r < 0) {
 		psi_trigger_free(t);
@@ -110,4 +142,14 @@ const char *psi_trigger_path(const struct psi_trigger *t)
 unsigned psi_trigger_events(const struct psi_trigger *t)
 {
 	return t->n_events;
+}
+
+unsigned psi_trigger_window_ms(const struct psi_trigger *t)
+{
+	return t->window_ms;
+}
+
+unsigned psi_trigger_stall_ms(const struct psi_trigger *t)
+{
+	return t->stall_ms;
 }

@@ -338,15 +338,15 @@ static void test_failed_once(void)
 
 	CHECK(lockset_new(PAGE, NULL, NULL, &ls) == 0);
 	CHECK(lockset_process_set(ls, 1, "u", 0, &m, 1) == 1);
-	CHECK(!lockset_failed_before(ls, 0x801, 7));
+	CHECK(!lockset_reported_before(ls, 0x801, 7));
 	CHECK(lockset_range_set_failed(ls, lockset_range(ls, 0), "nope") == 0);
-	CHECK(lockset_failed_before(ls, 0x801, 7));
+	CHECK(lockset_reported_before(ls, 0x801, 7));
 	CHECK(lockset_process_remove(ls, 1) == 1);
 	/* Gone and back: still known as reported. */
 	CHECK(lockset_process_set(ls, 2, "u", 0, &m, 1) == 1);
-	CHECK(lockset_failed_before(ls, 0x801, 7));
+	CHECK(lockset_reported_before(ls, 0x801, 7));
 	lockset_forget_failures(ls);
-	CHECK(!lockset_failed_before(ls, 0x801, 7));
+	CHECK(!lockset_reported_before(ls, 0x801, 7));
 	lockset_plan(ls, 0);
 	CHECK(!lockset_range(ls, 0)->admitted); /* never opened */
 	lockset_free(ls);
@@ -387,6 +387,18 @@ static void test_psi_format(void)
 	CHECK(psi_trigger_format(b, sizeof(b), 2000, 1000) == -EINVAL);
 	CHECK(psi_trigger_format(b, sizeof(b), 100, 20000) == -EINVAL);
 	CHECK(psi_trigger_format(b, 4, 100, 1000) == -ENOBUFS);
+	{
+		unsigned st, w;
+
+		psi_unprivileged_window(100, 1000, &st, &w);
+		CHECK(st == 200 && w == 2000);
+		psi_unprivileged_window(150, 2000, &st, &w);
+		CHECK(st == 150 && w == 2000);
+		psi_unprivileged_window(1, 500, &st, &w);
+		CHECK(st == 4 && w == 2000);
+		psi_unprivileged_window(5000, 9000, &st, &w);
+		CHECK(st == 5000 * 10 / 9 && w == 10000);
+	}
 }
 
 int main(void)

@@ -193,8 +193,11 @@ int maps_parse_line(const char *line, size_t len, struct exec_mapping *ret)
 		return -EINVAL;
 	if (stop < start || major > UINT32_MAX || minor > UINT32_MAX)
 		return -EINVAL;
+	if ((perms[0] != 'r' && perms[0] != '-') || (perms[1] != 'w' && perms[1] != '-') ||
+	    (perms[2] != 'x' && perms[2] != '-') || (perms[3] != 'p' && perms[3] != 's'))
+		return -EINVAL;
 	if (perms[2] != 'x')
-		return perms[2] == '-' ? 0 : -EINVAL;
+		return 0;
 	if (p < end && *p != ' ')
 		return -EINVAL;
 	skip_spaces(&p, end);

@@ -5,15 +5,10 @@
 
 #include "util.h"
 
-int read_file_at(int dirfd, const char *path, size_t max_size, char **ret_buf, size_t *ret_len)
+int read_fd(int fd, size_t max_size, char **ret_buf, size_t *ret_len)
 {
-	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
 	size_t size = 4096, len = 0;
-
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
 
 	buf = malloc(size + 1);
 	if (!buf)
@@ -48,6 +43,16 @@ int read_file_at(int dirfd, const char *path, size_t max_size, char **ret_buf, s
 	if (ret_len)
 		*ret_len = len;
 	return 0;
+}
+
+int read_file_at(int dirfd, const char *path, size_t max_size, char **ret_buf, size_t *ret_len)
+{
+	_cleanup_close_ int fd = -1;
+
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	return read_fd(fd, max_size, ret_buf, ret_len);
 }
 
 int write_file_at(int dirfd, const char *path, const char *value)

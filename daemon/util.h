@@ -76,6 +76,9 @@ static inline const char *strna(const char *s)
 	return s ? s : "n/a";
 }
 
+/* Read all of fd into a NUL terminated heap buffer, at most max_size. */
+int read_fd(int fd, size_t max_size, char **ret_buf, size_t *ret_len);
+
 /* Read a whole (small, /proc or /sys) file relative to dirfd into a NUL
  * terminated heap buffer. At most max_size bytes; -EFBIG beyond. */
 int read_file_at(int dirfd, const char *path, size_t max_size, char **ret_buf, size_t *ret_len);

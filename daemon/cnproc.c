@@ -145,25 +145,30 @@ int cnproc_open(int rcvbuf)
 
 int cnproc_subscribe(int fd, bool filter)
 {
-	struct {
-		struct nlmsghdr nh;
-		struct cn_msg cn;
-		struct cnproc_filter_input in;
-	} __attribute__((packed)) req;
-	size_t payload = filter ? sizeof(req.in) : sizeof(uint32_t);
+	/* nlmsghdr, cn_msg and the request, laid out by hand: struct
+	 * cn_msg ends in a flexible array and cannot be embedded. */
+	uint8_t req[NLMSG_HDRLEN + sizeof(struct cn_msg) + sizeof(struct cnproc_filter_input)];
+	struct nlmsghdr nh = { 0 };
+	struct cn_msg cn = { 0 };
+	struct cnproc_filter_input in = {
+		.mcast_op = PROC_CN_MCAST_LISTEN,
+		.event_type = EV_EXEC | EV_EXIT,
+	};
+	size_t payload = filter ? sizeof(in) : sizeof(uint32_t);
 	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
 
-	memset(&req, 0, sizeof(req));
-	req.nh.nlmsg_len = (uint32_t)(NLMSG_HDRLEN + sizeof(req.cn) + payload);
-	req.nh.nlmsg_type = NLMSG_DONE;
-	req.nh.nlmsg_pid = 0;
-	req.cn.id.idx = CN_IDX_PROC;
-	req.cn.id.val = CN_VAL_PROC;
-	req.cn.len = (uint16_t)payload;
-	req.in.mcast_op = PROC_CN_MCAST_LISTEN;
-	req.in.event_type = EV_EXEC | EV_EXIT;
+	nh.nlmsg_len = (uint32_t)(NLMSG_HDRLEN + sizeof(cn) + payload);
+	nh.nlmsg_type = NLMSG_DONE;
+	cn.id.idx = CN_IDX_PROC;
+	cn.id.val = CN_VAL_PROC;
+	cn.len = (uint16_t)payload;
+	memset(req, 0, sizeof(req));
+	memcpy(req, &nh, sizeof(nh));
+	memcpy(req + NLMSG_HDRLEN, &cn, sizeof(cn));
+	/* Without the filter the payload is just the op, the first field. */
+	memcpy(req + NLMSG_HDRLEN + sizeof(cn), &in, payload);
 
-	if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+	if (sendto(fd, req, nh.nlmsg_len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
 		return -errno;
 	return 0;
 }

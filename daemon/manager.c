@@ -321,6 +321,8 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 		return 0;
 	}
 
+	bool is_new = !t;
+
 	if (!t) {
 		t = calloc(1, sizeof(*t));
 		if (!t) {
@@ -354,6 +356,11 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 	if (exec_ts)
 		record_latency(m, exec_ts);
 
+	if (!is_new && exec_ts == 0) {
+		/* A rescan found it as it was: nothing new to say. */
+		look_done(&l);
+		return 0;
+	}
 	f.unit = t->unit;
 	f.cgroup = t->cgroup;
 	f.exe = t->exe;
@@ -806,7 +813,6 @@ int manager_pick_backend(struct manager *m)
 					   (enum backend_choice)m->args.backend_override :
 					   m->policy.daemon.backend;
 	struct log_fields f = LOG_FIELDS_INIT;
-	_cleanup_free_ char *why_kernel = NULL;
 	int r;
 
 	m->env = (struct backend_env){

@@ -291,6 +291,13 @@ static int handle_section_header(struct parse_state *st, const char *l, size_t l
 					"section header without closing ']'");
 	}
 	nlen = (size_t)(close - l - 1);
+	if (nlen >= sizeof(name) || len > LINE_MAX_BYTES) {
+		section_reset(st, SECTION_INVALID);
+		if (st->unit_mode)
+			return 0;
+		return policy_add_error(st->p, st->file, st->line,
+					"line too long (%zu bytes; at most %d)", len, LINE_MAX_BYTES);
+	}
 	memcpy(name, l + 1, nlen);
 	name[nlen] = '\0';
 

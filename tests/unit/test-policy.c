@@ -111,6 +111,15 @@ static void test_long_line_and_nul(void)
 	CHECK_EQ_INT(p.rules[0].settings.protect, 1);
 	policy_done(&p);
 
+	/* An overlong section header (found by the fuzzer). */
+	memset(text, 'x', 600);
+	text[0] = '[';
+	text[599] = ']';
+	text[600] = '\0';
+	CHECK_EQ_INT(parse(&p, text), 1);
+	CHECK(has_error(&p, 1, "line too long"));
+	policy_done(&p);
+
 	policy_init(&p);
 	CHECK_EQ_INT(policy_parse_buffer(&p, "nul.conf", "[Rule a]\nProtect=y\0es\n", 22), 1);
 	CHECK(has_error(&p, 2, "NUL byte"));

@@ -182,6 +182,15 @@ resident_of() { "$W/resident" "$1" | awk -v p="path=$2" '$4 == p { sub("resident
 length_of() { "$W/resident" "$1" | awk -v p="path=$2" '$4 == p { sub("length=", "", $3); s += $3 } END { print s + 0 }'; }
 
 lk_finish() {
+	# The driver must end cleanly: no sanitizer report, no leak.
+	if [ -n "${DRV_PID:-}" ]; then
+		echo quit >&"${DRV[1]}"
+		wait "$DRV_PID"
+		local rc=$?
+		DRV_PID=
+		[ "$rc" = 0 ] || fail "the driver exited with $rc"
+	fi
+	grep -q "Sanitizer" "$W/driver.err" && fail "sanitizer report from the driver"
 	if [ "$LK_FAILED" != 0 ]; then
 		echo "--- driver stderr"; cat "$W/driver.err"
 		echo "--- last dump"; cat "$W/dump" 2>/dev/null

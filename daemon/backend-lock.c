@@ -32,8 +32,19 @@
 #define DEFAULT_WINDOW_MS 1000u
 #define DEFAULT_RECOVER_SEC 30u
 
+struct lock_backend;
+
+/* A memory PSI trigger on one unit's cgroup. */
+struct unit_watch {
+	struct lock_backend *b;
+	char *unit;
+	char *cgroup;
+	struct psi_trigger *psi; /* NULL: could not be set (reported once) */
+};
+
 struct lock_backend {
 	sd_event *event;
+	int cgroup_root_fd;
 	bool dry_run;
 	struct daemon_settings settings;
 	size_t page_size;
@@ -47,6 +58,10 @@ struct lock_backend {
 	sd_event_source *recheck;
 	struct psi_trigger *psi;
 	bool ceiling_logged;
+
+	struct unit_watch **watches;
+	size_t n_watches;
+	bool watch_failed_logged;
 
 	unsigned skipped_kinds; /* bit per enum mapping_kind already reported */
 	bool mlock_failed_logged;
@@ -285,6 +300,127 @@ static void on_pressure(struct psi_trigger *t _unused_, void *userdata)
 	b->ceiling_logged = true;
 }
 
+static void on_unit_pressure(struct psi_trigger *t _unused_, void *userdata)
+{
+	struct unit_watch *w = userdata;
+	struct lock_backend *b = w->b;
+	unsigned stall, window, recover;
+	struct log_fields f = LOG_FIELDS_INIT;
+	struct lock_unit *u;
+	char c[32];
+
+	pressure_params(&b->settings, &stall, &window, &recover);
+	if (w->psi)
+		window = psi_trigger_window_ms(w->psi);
+	if (!lockset_unit_pressure_event(b->ls, w->unit, now_usec(b), (uint64_t)window * 1000))
+		return;
+	plan_and_apply(b);
+	u = lockset_find_unit(b->ls, w->unit);
+	format_bytes(c, sizeof(c), u ? u->ceiling : 0);
+	f.backend = "lock";
+	f.unit = w->unit;
+	f.cgroup = w->cgroup;
+	f.bytes = u ? (long long)u->charged : -1;
+	log_event(LOG_NOTICE, MID_LOCK_PRESSURE, &f,
+		  "memory pressure in %s: giving back its own locked text, coldest first; at most %s "
+		  "for it until %us without pressure",
+		  w->cgroup, c, recover);
+	b->ceiling_logged = true;
+}
+
+static struct unit_watch *unit_watch_free(struct unit_watch *w)
+{
+	if (!w)
+		return NULL;
+	psi_trigger_free(w->psi);
+	free(w->unit);
+	free(w->cgroup);
+	free(w);
+	return NULL;
+}
+
+/* Watch the memory.pressure of the cgroup of a unit, once per unit. The
+ * root cgroup is the global trigger's business. */
+static void unit_watch_add(struct lock_backend *b, const char *unit, const char *cgroup)
+{
+	unsigned stall, window, recover;
+	struct unit_watch *w, **nw;
+	_cleanup_free_ char *path = NULL;
+	const char *rel = cgroup;
+	int r;
+
+	if (!b->event || b->cgroup_root_fd < 0 || !cgroup)
+		return;
+	while (*rel == '/')
+		rel++;
+	if (!*rel)
+		return;
+	for (size_t i = 0; i < b->n_watches; i++)
+		if (streq(b->watches[i]->unit, unit))
+			return;
+	if (asprintf(&path, "%s/memory.pressure", rel) < 0)
+		return;
+	w = calloc(1, sizeof(*w));
+	nw = realloc(b->watches, (b->n_watches + 1) * sizeof(*nw));
+	if (!w || !nw) {
+		free(w);
+		if (nw)
+			b->watches = nw;
+		return;
+	}
+	b->watches = nw;
+	w->b = b;
+	w->unit = strdup(unit);
+	w->cgroup = strdup(cgroup);
+	if (!w->unit || !w->cgroup) {
+		unit_watch_free(w);
+		return;
+	}
+	pressure_params(&b->settings, &stall, &window, &recover);
+	r = psi_trigger_new(b->event, b->cgroup_root_fd, path, stall, window, on_unit_pressure, w, &w->psi);
+	if (r < 0 && !b->watch_failed_logged) {
+		struct log_fields f = LOG_FIELDS_INIT;
+
+		b->watch_failed_logged = true;
+		f.backend = "lock";
+		f.unit = unit;
+		f.cgroup = cgroup;
+		log_event(LOG_INFO, MID_LOCK_PRESSURE, &f,
+			  "cannot watch memory pressure of %s (%s): only the global trigger applies (said once)",
+			  cgroup, strerror(-r));
+	}
+	b->watches[b->n_watches++] = w;
+}
+
+/* Drop the watches of units that have no protected process any more. */
+static void unit_watches_prune(struct lock_backend *b)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < b->n_watches; i++) {
+		if (lockset_find_unit(b->ls, b->watches[i]->unit))
+			b->watches[k++] = b->watches[i];
+		else
+			unit_watch_free(b->watches[i]);
+	}
+	b->n_watches = k;
+}
+
+/* After a reload the thresholds may differ: set every trigger anew. */
+static void unit_watches_reset(struct lock_backend *b)
+{
+	size_t n = b->n_watches;
+	struct unit_watch **old = b->watches;
+
+	b->watches = NULL;
+	b->n_watches = 0;
+	for (size_t i = 0; i < n; i++) {
+		unit_watch_add(b, old[i]->unit, old[i]->cgroup);
+		unit_watch_free(old[i]);
+	}
+	free(old);
+}
+
 static int do_recheck(struct lock_backend *b)
 {
 	size_t n = lockset_n_ranges(b->ls);
@@ -401,6 +537,9 @@ static void lock_destroy(void *state)
 		return;
 	b->recheck = sd_event_source_disable_unref(b->recheck);
 	b->psi = psi_trigger_free(b->psi);
+	for (size_t i = 0; i < b->n_watches; i++)
+		unit_watch_free(b->watches[i]);
+	free(b->watches);
 	b->ls = lockset_free(b->ls); /* unmaps, which unlocks */
 	free(b->vec);
 	sd_event_unref(b->event);
@@ -426,6 +565,8 @@ static int lock_create(const struct backend_env *env, void **ret_state)
 	b->page_size = ps > 0 ? (size_t)ps : 4096;
 	b->dry_run = env->dry_run;
 	b->event = env->event ? sd_event_ref(env->event) : NULL;
+	/* Borrowed: the manager keeps the cgroup root open while we live. */
+	b->cgroup_root_fd = env->cgroup_root_fd;
 	r = residency_mem_total(&b->mem_total);
 	if (r < 0)
 		goto fail;
@@ -539,6 +680,8 @@ static int lock_protect(void *state, const struct protect_target *t)
 	r = lockset_process_set(b->ls, t->pid, group, unit_cap, lm, n);
 	if (r < 0)
 		return r;
+	if (t->unit || t->cgroup)
+		unit_watch_add(b, group, t->cgroup);
 	if (r > 0)
 		for (size_t i = 0; i < n; i++) {
 			struct lock_range *lr = lockset_find_range(b->ls, &lm[i].key);
@@ -556,8 +699,10 @@ static void lock_release(void *state, pid_t pid)
 
 	/* Ranges nobody maps any more are unmapped (and so unlocked);
 	 * the freed budget goes to what was refused. */
-	if (lockset_process_remove(b->ls, pid) > 0)
+	if (lockset_process_remove(b->ls, pid) > 0) {
+		unit_watches_prune(b);
 		plan_and_apply(b);
+	}
 }
 
 static int lock_reconfigure(void *state, const struct daemon_settings *s)
@@ -580,6 +725,8 @@ static int lock_reconfigure(void *state, const struct daemon_settings *s)
 		r->refusal_reported = false;
 	}
 	(void)setup_sources(b);
+	b->watch_failed_logged = false;
+	unit_watches_reset(b);
 	plan_and_apply(b);
 	log_summary(b, true);
 	return 0;
@@ -661,12 +808,21 @@ int backend_lock_dump(void *state, FILE *f)
 	r = lockset_unit_stats(b->ls, &us, &nu);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < nu; i++)
+	for (size_t i = 0; i < nu; i++) {
+		const char *psi = "none";
+		char ceiling[24] = "none";
+
+		for (size_t k = 0; k < b->n_watches; k++)
+			if (streq(b->watches[k]->unit, us[i].name) && b->watches[k]->psi)
+				psi = psi_trigger_path(b->watches[k]->psi);
+		if (us[i].ceiling != UINT64_MAX)
+			snprintf(ceiling, sizeof(ceiling), "%" PRIu64, us[i].ceiling);
 		fprintf(f,
 			"unit pids=%zu ranges=%zu mapped=%" PRIu64 " resident=%" PRIu64 " locked=%" PRIu64
-			" charged=%" PRIu64 " cap=%" PRIu64 " name=%s\n",
+			" charged=%" PRIu64 " cap=%" PRIu64 " ceiling=%s pressure_events=%u psi=%s name=%s\n",
 			us[i].n_pids, us[i].n_ranges, us[i].mapped, us[i].resident, us[i].locked, us[i].charged,
-			us[i].cap, us[i].name);
+			us[i].cap, ceiling, us[i].n_pressure_events, psi, us[i].name);
+	}
 	free(us);
 	return 0;
 }

@@ -19,10 +19,10 @@ int backend_lock_recheck(void *state);
 /* One "key=value ..." line per total, file and unit, paths last:
  *   total ranges=.. open=.. admitted=.. refused=.. unlockable=.. failed=..
  *         processes=.. units=.. mapped=.. resident=.. locked=.. cap=..
- *         ceiling=..|none pressure_events=..
+ *         ceiling=..|none pressure_events=.. psi=PATH:some:STALL/WINDOW|none
  *   file dev=.. ino=.. ranges=.. units=.. pids=.. mapped=.. resident=..
  *        locked=.. state=.. refusal=.. path=...
  *   unit pids=.. ranges=.. mapped=.. resident=.. locked=.. charged=..
- *        cap=.. name=...
+ *        cap=.. ceiling=..|none pressure_events=.. psi=PATH|none name=...
  * Bytes are decimal. */
 int backend_lock_dump(void *state, FILE *f);

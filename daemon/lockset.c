@@ -301,6 +301,14 @@ struct lock_unit *lockset_unit(const struct lockset *ls, size_t i)
 	return i < ls->n_units ? ls->units[i] : NULL;
 }
 
+struct lock_unit *lockset_find_unit(const struct lockset *ls, const char *name)
+{
+	bool found;
+	size_t i = unit_index(ls, name, &found);
+
+	return found ? ls->units[i] : NULL;
+}
+
 size_t lockset_n_processes(const struct lockset *ls)
 {
 	return ls->n_procs;
@@ -328,6 +336,7 @@ static int unit_get(struct lockset *ls, const char *name, struct lock_unit **ret
 		free(u);
 		return -ENOMEM;
 	}
+	u->ceiling = UINT64_MAX;
 	insert_at(ls->units, &ls->n_units, i, u);
 	*ret = u;
 	return 0;
@@ -745,20 +754,25 @@ size_t lockset_plan(struct lockset *ls, uint64_t global_cap)
 		else if (total + cost > ls->ceiling)
 			why = LOCK_REFUSAL_PRESSURE;
 		else {
+			bool cap_only = false;
+
 			for (size_t i = 0; i < r->n_units; i++) {
 				struct lock_unit *u = r->units[i].unit;
+				bool cap_ok = u->cap == 0 || u->charged + cost <= u->cap;
 
-				if (u->cap == 0 || u->charged + cost <= u->cap)
+				if (cap_ok && u->charged + cost <= u->ceiling)
 					any = true;
+				else if (cap_ok)
+					cap_only = true;
 			}
 			if (!any)
-				why = LOCK_REFUSAL_UNIT;
+				why = cap_only ? LOCK_REFUSAL_PRESSURE : LOCK_REFUSAL_UNIT;
 		}
 		if (why == LOCK_REFUSAL_NONE) {
 			for (size_t i = 0; i < r->n_units; i++) {
 				struct lock_unit *u = r->units[i].unit;
 
-				if (u->cap == 0 || u->charged + cost <= u->cap)
+				if ((u->cap == 0 || u->charged + cost <= u->cap) && u->charged + cost <= u->ceiling)
 					u->charged += cost;
 			}
 			total += cost;
@@ -795,14 +809,45 @@ bool lockset_pressure_event(struct lockset *ls, uint64_t now_usec, uint64_t wind
 	return true;
 }
 
+bool lockset_unit_pressure_event(struct lockset *ls, const char *unit, uint64_t now_usec, uint64_t window_usec)
+{
+	struct lock_unit *u = lockset_find_unit(ls, unit);
+	uint64_t base, c;
+
+	if (!u)
+		return false;
+	u->n_pressure_events++;
+	u->last_event_usec = now_usec;
+	if (u->pressure_seen && now_usec - u->last_step_usec < window_usec)
+		return false;
+	u->pressure_seen = true;
+	u->last_step_usec = now_usec;
+	base = u->charged < u->ceiling ? u->charged : u->ceiling;
+	c = base / 2;
+	c -= c % ls->page_size;
+	if (c == u->ceiling)
+		return false;
+	u->ceiling = c;
+	return true;
+}
+
 bool lockset_pressure_tick(struct lockset *ls, uint64_t now_usec, uint64_t recover_usec)
 {
-	if (ls->ceiling == UINT64_MAX)
-		return false;
-	if (now_usec - ls->last_event_usec < recover_usec)
-		return false;
-	ls->ceiling = UINT64_MAX;
-	return true;
+	bool changed = false;
+
+	for (size_t i = 0; i < ls->n_units; i++) {
+		struct lock_unit *u = ls->units[i];
+
+		if (u->ceiling != UINT64_MAX && now_usec - u->last_event_usec >= recover_usec) {
+			u->ceiling = UINT64_MAX;
+			changed = true;
+		}
+	}
+	if (ls->ceiling != UINT64_MAX && now_usec - ls->last_event_usec >= recover_usec) {
+		ls->ceiling = UINT64_MAX;
+		changed = true;
+	}
+	return changed;
 }
 
 uint64_t lockset_pressure_ceiling(const struct lockset *ls)
@@ -902,6 +947,8 @@ int lockset_unit_stats(const struct lockset *ls, struct lockset_unit_stat **ret,
 			.n_pids = ls->units[i]->n_pids,
 			.charged = ls->units[i]->charged,
 			.cap = ls->units[i]->cap,
+			.ceiling = ls->units[i]->ceiling,
+			.n_pressure_events = ls->units[i]->n_pressure_events,
 		};
 	for (size_t i = 0; i < ls->n_ranges; i++) {
 		const struct lock_range *r = ls->ranges[i];

@@ -79,6 +79,12 @@ struct lock_unit {
 	uint64_t cap;	  /* per-unit budget in bytes; 0 = none */
 	size_t n_pids;
 	uint64_t charged; /* bytes charged to it by the last plan */
+
+	/* Pressure in the unit's own cgroup (memory.pressure). */
+	uint64_t ceiling; /* UINT64_MAX: none */
+	uint64_t last_step_usec, last_event_usec;
+	bool pressure_seen;
+	unsigned n_pressure_events;
 };
 
 struct lockset_ops {
@@ -116,6 +122,7 @@ size_t lockset_n_ranges(const struct lockset *ls);
 struct lock_range *lockset_range(const struct lockset *ls, size_t i);
 struct lock_range *lockset_find_range(const struct lockset *ls, const struct lock_key *key);
 size_t lockset_n_units(const struct lockset *ls);
+struct lock_unit *lockset_find_unit(const struct lockset *ls, const char *name);
 struct lock_unit *lockset_unit(const struct lockset *ls, size_t i);
 size_t lockset_n_processes(const struct lockset *ls);
 
@@ -149,9 +156,9 @@ bool lockset_next_run(const struct lock_range *r, enum lock_run_kind kind, size_
 
 /* The plan: admit OPEN ranges hot first (most units, then most processes
  * mapping them) while their resident bytes fit the global cap (0 = no
- * cap), the pressure ceiling and the cap of at least one unit mapping
- * them (charged to each such unit that has room). Returns the number of
- * ranges whose admission changed. */
+ * cap), the pressure ceiling and the cap and pressure ceiling of at least
+ * one unit mapping them (charged to each such unit that has room).
+ * Returns the number of ranges whose admission changed. */
 size_t lockset_plan(struct lockset *ls, uint64_t global_cap);
 
 /* Order (indices into the range list) used by the plan; for reports. */
@@ -163,6 +170,11 @@ int lockset_hot_order(const struct lockset *ls, size_t **ret, size_t *ret_n);
  * return true when the ceiling changed (then plan again). */
 bool lockset_pressure_event(struct lockset *ls, uint64_t now_usec, uint64_t window_usec);
 bool lockset_pressure_tick(struct lockset *ls, uint64_t now_usec, uint64_t recover_usec);
+/* The same for one unit, from its cgroup's memory.pressure: the unit's
+ * ceiling halves from what the last plan charged it; ranges it shares
+ * with units that still have room stay locked. The tick above lifts unit
+ * ceilings too. Returns true when the unit's ceiling changed. */
+bool lockset_unit_pressure_event(struct lockset *ls, const char *unit, uint64_t now_usec, uint64_t window_usec);
 /* UINT64_MAX when no ceiling is in force. */
 uint64_t lockset_pressure_ceiling(const struct lockset *ls);
 unsigned lockset_pressure_events(const struct lockset *ls);
@@ -192,6 +204,8 @@ struct lockset_unit_stat {
 	const char *name;
 	size_t n_pids, n_ranges;
 	uint64_t mapped, resident, locked, charged, cap;
+	uint64_t ceiling; /* UINT64_MAX: none */
+	unsigned n_pressure_events;
 };
 
 int lockset_file_stats(const struct lockset *ls, struct lockset_file_stat **ret, size_t *ret_n);

@@ -331,6 +331,51 @@ static void test_pressure(void)
 	lockset_free(ls);
 }
 
+/* Pressure in one unit's cgroup: that unit's own cold ranges go, what it
+ * shares with a calm unit stays, the other unit is untouched. */
+static void test_unit_pressure(void)
+{
+	struct lockset *ls;
+	struct lock_mapping shared = M(100, 0, 8, "/lib/shared");
+	struct lock_mapping a1 = M(1, 0, 8, "/bin/a1"), a2 = M(2, 0, 8, "/bin/a2"), b = M(3, 0, 8, "/bin/b");
+	const uint64_t s = 1000000;
+
+	CHECK(lockset_new(PAGE, NULL, NULL, &ls) == 0);
+	CHECK(lockset_process_set(ls, 1, "a", 0, (struct lock_mapping[]){ shared, a1, a2 }, 3) == 3);
+	CHECK(lockset_process_set(ls, 2, "b", 0, (struct lock_mapping[]){ shared, b }, 2) == 1);
+	open_all(ls, 8);
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(lockset_find_unit(ls, "a")->charged == 24 * PAGE);
+	CHECK(!lockset_unit_pressure_event(ls, "nosuch", 1 * s, s));
+
+	/* a: 24 charged -> ceiling 12: shared (8) fits, a1 (8) not, a2 not. */
+	CHECK(lockset_unit_pressure_event(ls, "a", 1 * s, s));
+	CHECK(lockset_find_unit(ls, "a")->ceiling == 12 * PAGE);
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 100) == 8 * PAGE);
+	CHECK(locked_of(ls, 1) == 0 && locked_of(ls, 2) == 0);
+	CHECK(locked_of(ls, 3) == 8 * PAGE);
+	CHECK(lockset_find_range(ls, &a1.key)->refusal == LOCK_REFUSAL_PRESSURE);
+	CHECK(lockset_pressure_ceiling(ls) == UINT64_MAX);
+
+	/* More: a's ceiling 4; the shared range stays, on b's behalf. */
+	CHECK(lockset_unit_pressure_event(ls, "a", 3 * s, s));
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 100) == 8 * PAGE);
+	CHECK(lockset_find_unit(ls, "a")->charged == 0);
+	CHECK(lockset_find_unit(ls, "b")->charged == 16 * PAGE);
+
+	CHECK(!lockset_pressure_tick(ls, 10 * s, 30 * s));
+	CHECK(lockset_pressure_tick(ls, 40 * s, 30 * s));
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 1) == 8 * PAGE && locked_of(ls, 2) == 8 * PAGE);
+	lockset_free(ls);
+}
+
 static void test_failed_once(void)
 {
 	struct lockset *ls;
@@ -410,6 +455,7 @@ int main(void)
 	test_budgets();
 	test_growth_and_runs();
 	test_pressure();
+	test_unit_pressure();
 	test_failed_once();
 	test_meminfo();
 	test_psi_format();

@@ -13,7 +13,8 @@
  *   quit
  *
  * Every command answers "ok" or "error ..." (dump: its lines and "end").
- * A protected process that exits is released, as the manager does.
+ * A protected process that exits is released, as the manager does; its
+ * cgroup is read from /proc/PID/cgroup, the cgroup2 root from mountinfo.
  * Usage: lock-driver [--dry-run] [CONFIG] */
 #include <fcntl.h>
 #include <poll.h>
@@ -40,6 +41,7 @@ struct proc {
 	pid_t pid;
 	int pidfd, proc_fd;
 	char *unit;
+	char *cgroup; /* cgroup2 path, from /proc/PID/cgroup */
 	struct rule_settings settings;
 	sd_event_source *exit_source;
 };
@@ -64,7 +66,48 @@ static void proc_drop(struct proc *p)
 	closep(&p->pidfd);
 	closep(&p->proc_fd);
 	free(p->unit);
+	free(p->cgroup);
 	*p = (struct proc){ .pidfd = -1, .proc_fd = -1 };
+}
+
+/* The "0::PATH" line of /proc/PID/cgroup, as the manager reads it. */
+static char *read_cgroup(int proc_fd)
+{
+	_cleanup_free_ char *buf = NULL;
+	char *l, *nl;
+
+	if (read_file_at(proc_fd, "cgroup", 1 << 16, &buf, NULL) < 0)
+		return NULL;
+	for (l = buf; l && *l; l = nl) {
+		nl = strchr(l, '\n');
+		if (nl)
+			*nl++ = '\0';
+		if (strncmp(l, "0::", 3) == 0)
+			return strdup(l + 3);
+	}
+	return NULL;
+}
+
+/* The cgroup2 mount (the unified one on hybrid systems). */
+static int open_cgroup2(void)
+{
+	_cleanup_free_ char *buf = NULL;
+	char *l, *nl;
+
+	if (read_file_at(AT_FDCWD, "/proc/self/mountinfo", 1 << 20, &buf, NULL) < 0)
+		return -1;
+	for (l = buf; l && *l; l = nl) {
+		char *sep, mnt[4096];
+
+		nl = strchr(l, '\n');
+		if (nl)
+			*nl++ = '\0';
+		sep = strstr(l, " - cgroup2 ");
+		if (!sep || sscanf(l, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		return open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	return -1;
 }
 
 static struct proc *proc_find(pid_t pid)
@@ -101,7 +144,7 @@ static int protect_one(struct proc *p)
 		.pidfd = p->pidfd,
 		.proc_pid_fd = p->proc_fd,
 		.unit = p->unit,
-		.cgroup = NULL,
+		.cgroup = p->cgroup,
 		.exe = NULL,
 		.maps = &maps,
 		.settings = &p->settings,
@@ -135,6 +178,8 @@ static int cmd_protect(char *args)
 		snprintf(path, sizeof(path), "/proc/%d", (int)pid);
 		p->proc_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		p->unit = strdup(unit);
+		if (p->proc_fd >= 0)
+			p->cgroup = read_cgroup(p->proc_fd);
 		if (p->pidfd < 0 || p->proc_fd < 0 || !p->unit) {
 			r = -errno;
 			closep(&p->pidfd);
@@ -288,7 +333,7 @@ int main(int argc, char **argv)
 	r = sd_event_default(&d.event);
 	if (r < 0)
 		return 2;
-	d.env.cgroup_root_fd = -1;
+	d.env.cgroup_root_fd = open_cgroup2();
 	d.env.proc_fd = -1;
 	d.env.event = d.event;
 	d.env.settings = &d.policy.daemon;
@@ -313,6 +358,7 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < MAX_PROCS; k++)
 		proc_drop(&d.procs[k]);
 	backend_lock_ops.destroy(d.backend);
+	closep(&d.env.cgroup_root_fd);
 	policy_done(&d.policy);
 	sd_event_unref(d.event);
 	return r < 0 ? 1 : 0;

@@ -168,8 +168,19 @@ static void log_mlock_failure(struct lock_backend *b, struct lock_range *r, int 
 		  rl.rlim_cur == RLIM_INFINITY ? 0ULL : (unsigned long long)rl.rlim_cur);
 }
 
-/* Carry out the plan: unlock what is no longer admitted (or vanished)
- * first, then lock the resident pages of admitted ranges. */
+static void unlock_runs(struct lock_backend *b, struct lock_range *r)
+{
+	size_t pos = 0, first, count;
+
+	while (lockset_next_run(r, LOCK_RUN_UNLOCK, &pos, &first, &count)) {
+		(void)residency_unlock((char *)r->map + first * b->page_size, (uint64_t)count * b->page_size);
+		lockset_range_mark(r, first, count, false);
+	}
+}
+
+/* Carry out the plan on the ranges it changed: unlock what is no longer
+ * admitted (or vanished) first, so that the memlock limit has room, then
+ * lock the resident pages of admitted ranges. */
 static void apply(struct lock_backend *b)
 {
 	size_t n = lockset_n_ranges(b->ls);
@@ -178,17 +189,17 @@ static void apply(struct lock_backend *b)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		struct lock_range *r = lockset_range(b->ls, i);
-		size_t pos = 0, first, count;
 
-		while (lockset_next_run(r, LOCK_RUN_UNLOCK, &pos, &first, &count)) {
-			(void)residency_unlock((char *)r->map + first * b->page_size, (uint64_t)count * b->page_size);
-			lockset_range_mark(r, first, count, false);
-		}
+		if (r->dirty)
+			unlock_runs(b, r);
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct lock_range *r = lockset_range(b->ls, i);
 		size_t pos = 0, first, count;
 
+		if (!r->dirty)
+			continue;
+		r->dirty = false;
 		while (lockset_next_run(r, LOCK_RUN_LOCK, &pos, &first, &count)) {
 			char *addr = (char *)r->map + first * b->page_size;
 			uint64_t len = (uint64_t)count * b->page_size;
@@ -199,6 +210,8 @@ static void apply(struct lock_backend *b)
 				log_mlock_failure(b, r, k);
 				r->refusal = LOCK_REFUSAL_ERROR;
 				r->admitted = false;
+				/* All or nothing for a range: give back its other runs. */
+				unlock_runs(b, r);
 				break;
 			}
 			lockset_range_mark(r, first, count, true);
@@ -546,11 +559,32 @@ static void lock_destroy(void *state)
 	free(b);
 }
 
+/* Without CAP_IPC_LOCK the kernel refuses mlock() beyond RLIMIT_MEMLOCK:
+ * plan within it rather than fail on it. */
 static void apply_settings(struct lock_backend *b, const struct daemon_settings *s)
 {
+	struct rlimit rl;
+
 	if (s)
 		b->settings = *s;
 	b->global_cap = resolve_cap(&b->settings.lock_budget, b->mem_total);
+	if (!has_cap_ipc_lock() && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		uint64_t lim = (uint64_t)rl.rlim_cur - (uint64_t)rl.rlim_cur % b->page_size;
+
+		if (b->global_cap == 0 || lim < b->global_cap) {
+			struct log_fields f = LOG_FIELDS_INIT;
+			char v[32];
+
+			b->global_cap = lim;
+			format_bytes(v, sizeof(v), lim);
+			f.backend = "lock";
+			f.bytes = (long long)lim;
+			log_event(LOG_NOTICE, MID_LOCK_MLOCK_FAILED, &f,
+				  "no CAP_IPC_LOCK: locking at most RLIMIT_MEMLOCK (%s); raise LimitMEMLOCK= or "
+				  "grant CAP_IPC_LOCK for the configured budget",
+				  v);
+		}
+	}
 }
 
 static int lock_create(const struct backend_env *env, void **ret_state)
@@ -739,7 +773,7 @@ static void lock_describe(void *state, char *buf, size_t size)
 	char l[32], r[32], m[32], c[64] = "";
 
 	lockset_totals(b->ls, &t);
-	format_bytes(l, sizeof(l), t.locked);
+	format_bytes(l, sizeof(l), b->dry_run ? t.admitted_resident : t.locked);
 	format_bytes(r, sizeof(r), t.resident);
 	format_bytes(m, sizeof(m), t.mapped);
 	if (lockset_pressure_ceiling(b->ls) != UINT64_MAX) {

@@ -564,6 +564,7 @@ int lockset_range_opened(struct lockset *ls, struct lock_range *r)
 	r->n_pages = n;
 	r->n_resident = r->n_locked = 0;
 	r->state = LOCK_RANGE_OPEN;
+	r->dirty = true;
 	return 0;
 }
 
@@ -636,6 +637,8 @@ void lockset_range_update_resident(struct lock_range *r, const unsigned char *ve
 			s |= LOCK_PAGE_RESIDENT;
 			res++;
 		}
+		if (r->pages[i] != s)
+			r->dirty = true;
 		r->pages[i] = s;
 	}
 	r->n_resident = res;
@@ -746,7 +749,10 @@ size_t lockset_plan(struct lockset *ls, uint64_t global_cap)
 		if (r->refusal == LOCK_REFUSAL_ERROR) {
 			/* mlock() failed on it: stays out until a reload. */
 			r->admitted = false;
-			changed += was;
+			if (was) {
+				r->dirty = true;
+				changed++;
+			}
 			continue;
 		}
 		if (total + cost > cap)
@@ -781,8 +787,10 @@ size_t lockset_plan(struct lockset *ls, uint64_t global_cap)
 		if (r->refusal != why)
 			r->refusal_reported = false;
 		r->refusal = why;
-		if (r->admitted != was)
+		if (r->admitted != was) {
+			r->dirty = true;
 			changed++;
+		}
 	}
 	return changed;
 }
@@ -877,9 +885,10 @@ void lockset_totals(const struct lockset *ls, struct lockset_totals *ret)
 			t.n_open++;
 			t.resident += (uint64_t)r->n_resident * ls->page_size;
 			t.locked += (uint64_t)r->n_locked * ls->page_size;
-			if (r->admitted)
+			if (r->admitted) {
 				t.n_admitted++;
-			else
+				t.admitted_resident += (uint64_t)r->n_resident * ls->page_size;
+			} else
 				t.n_refused++;
 			break;
 		case LOCK_RANGE_UNLOCKABLE:

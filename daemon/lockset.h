@@ -67,6 +67,9 @@ struct lock_range {
 
 	/* Result of the last plan. */
 	bool admitted;
+	/* Residency or admission changed since the I/O side last acted on
+	 * it: only such ranges need a walk over their pages. */
+	bool dirty;
 	enum lock_refusal refusal;
 	bool refusal_reported;
 
@@ -183,6 +186,7 @@ struct lockset_totals {
 	size_t n_ranges, n_open, n_admitted, n_refused, n_unlockable, n_failed;
 	size_t n_processes, n_units;
 	uint64_t mapped, resident, locked; /* bytes, each range counted once */
+	uint64_t admitted_resident;	   /* what a plan would lock (dry run) */
 };
 
 void lockset_totals(const struct lockset *ls, struct lockset_totals *ret);

@@ -8,19 +8,10 @@
 
 #include "lockset.h"
 #include "psi.h"
+#include "test.h"
 #include "util.h"
 
 #define PAGE 4096u
-
-static unsigned failures;
-
-#define CHECK(cond)                                                                 \
-	do {                                                                        \
-		if (!(cond)) {                                                      \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                 \
-		}                                                                   \
-	} while (0)
 
 static unsigned n_freed;
 
@@ -446,23 +437,6 @@ static void test_psi_format(void)
 	}
 }
 
-int main(void)
-{
-	test_key_alignment();
-	test_refcount_shared();
-	test_same_unit_counts_once();
-	test_replaced_file();
-	test_budgets();
-	test_growth_and_runs();
-	test_pressure();
-	test_unit_pressure();
-	test_failed_once();
-	test_meminfo();
-	test_psi_format();
-	if (failures) {
-		fprintf(stderr, "%u checks failed\n", failures);
-		return 1;
-	}
-	printf("test-lockset: all checks passed\n");
-	return 0;
-}
+TEST_MAIN(test_key_alignment, test_refcount_shared, test_same_unit_counts_once, test_replaced_file,
+	  test_budgets, test_growth_and_runs, test_pressure, test_unit_pressure, test_failed_once,
+	  test_meminfo, test_psi_format)

@@ -229,10 +229,12 @@ static void report_refusals(struct lock_backend *b)
 		struct log_fields f = LOG_FIELDS_INIT;
 		char res[32];
 
-		if (r->state != LOCK_RANGE_OPEN || r->admitted || r->refusal_reported ||
+		if (r->state != LOCK_RANGE_OPEN || r->admitted || (r->refusals_reported & (1u << r->refusal)) ||
 		    r->refusal == LOCK_REFUSAL_NONE || r->refusal == LOCK_REFUSAL_ERROR)
 			continue;
-		r->refusal_reported = true;
+		/* Once per range and reason, not at each flip of a range that
+		 * hovers at the edge of the budget. */
+		r->refusals_reported |= 1u << r->refusal;
 		if (r->refusal == LOCK_REFUSAL_PRESSURE)
 			continue; /* the pressure message says it for all */
 		f.backend = "lock";
@@ -756,7 +758,7 @@ static int lock_reconfigure(void *state, const struct daemon_settings *s)
 
 		if (r->refusal == LOCK_REFUSAL_ERROR)
 			r->refusal = LOCK_REFUSAL_NONE;
-		r->refusal_reported = false;
+		r->refusals_reported = 0;
 	}
 	(void)setup_sources(b);
 	b->watch_failed_logged = false;

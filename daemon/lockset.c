@@ -784,8 +784,6 @@ size_t lockset_plan(struct lockset *ls, uint64_t global_cap)
 			total += cost;
 		}
 		r->admitted = why == LOCK_REFUSAL_NONE;
-		if (r->refusal != why)
-			r->refusal_reported = false;
 		r->refusal = why;
 		if (r->admitted != was) {
 			r->dirty = true;

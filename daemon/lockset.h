@@ -71,7 +71,7 @@ struct lock_range {
 	 * it: only such ranges need a walk over their pages. */
 	bool dirty;
 	enum lock_refusal refusal;
-	bool refusal_reported;
+	unsigned refusals_reported; /* bit per enum lock_refusal, for the I/O side */
 
 	/* Owned by the I/O side: the daemon's own mapping of the range. */
 	void *map;

@@ -207,46 +207,61 @@ static void look_done(struct look *l)
 	free(l->unit);
 }
 
-/* 0 on success, -ESRCH when the process is gone (normal), -ENOENT for
- * kernel threads and processes without a cgroup2 path. */
-static int look_at(struct manager *m, pid_t pid, int pidfd, struct look *l)
+/* Read a process's cgroup and unit through a /proc/PID directory fd:
+ * bound to that process, so a later process with the same PID cannot
+ * answer. 0 on success, -ESRCH when it is gone (normal), -ENOENT for
+ * processes without a cgroup2 path. */
+static int look_at(struct manager *m, pid_t pid, struct look *l)
 {
-	char name[16], exe[4096];
+	char name[16];
 	_cleanup_free_ char *cg = NULL;
 	size_t len;
-	ssize_t n;
 	int r;
 
 	*l = (struct look){ .pid = pid, .pidfd = -1, .proc_pid_fd = -1 };
-	l->pidfd = pidfd >= 0 ? fcntl(pidfd, F_DUPFD_CLOEXEC, 3) : pidfd_open_(pid);
-	if (l->pidfd < 0)
-		return errno == ESRCH ? -ESRCH : -errno;
 	snprintf(name, sizeof(name), "%d", (int)pid);
 	l->proc_pid_fd = openat(m->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (l->proc_pid_fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	/* Opened after the pidfd and the process still alive: the
-	 * directory is that process's, not a later one with its PID. */
-	if (pidfd_exited(l->pidfd))
-		return -ESRCH;
-
-	n = readlinkat(l->proc_pid_fd, "exe", exe, sizeof(exe) - 1);
-	if (n < 0)
-		return errno == ENOENT ? -ENOENT : errno == ESRCH ? -ESRCH : -errno;
-	exe[n] = '\0';
-	l->exe = strdup(exe);
-
 	r = read_file_at(l->proc_pid_fd, "cgroup", 1 << 16, &cg, &len);
 	if (r < 0)
-		return r == -ENOENT ? -ESRCH : r;
+		return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
 	r = cgroup_parse_proc_cgroup(cg, len, &l->cgroup);
 	if (r < 0)
 		return r;
 	r = cgroup_unit_of(pid, l->cgroup, m->systemd, &l->unit);
 	if (r == -ESRCH)
 		return r;
-	if (!l->exe)
-		return -ENOMEM;
+	return 0;
+}
+
+/* Only needed when a rule looks at the executable. -ENOENT: a kernel
+ * thread. */
+static int look_at_exe(struct look *l)
+{
+	char exe[4096];
+	ssize_t n;
+
+	n = readlinkat(l->proc_pid_fd, "exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return errno == ENOENT ? -ENOENT : errno == ESRCH ? -ESRCH : -errno;
+	exe[n] = '\0';
+	l->exe = strdup(exe);
+	return l->exe ? 0 : -ENOMEM;
+}
+
+/* Pin the process we looked at with a pidfd, only when we act on it.
+ * The pidfd is opened first; a lookup in the directory fd succeeding
+ * afterwards shows its process was still alive then, so the PID had
+ * not been reused and the pidfd is that same process. */
+static int look_pin(struct look *l, int known_pidfd)
+{
+	l->pidfd = known_pidfd >= 0 ? fcntl(known_pidfd, F_DUPFD_CLOEXEC, 3) :
+				      pidfd_open_(l->pid);
+	if (l->pidfd < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	if (faccessat(l->proc_pid_fd, "cgroup", F_OK, 0) < 0 || pidfd_exited(l->pidfd))
+		return -ESRCH;
 	return 0;
 }
 
@@ -256,9 +271,11 @@ static int protect_now(struct manager *m, struct tracked *t, struct look *l)
 	struct protect_target target;
 	int r;
 
-	r = maps_read(l->proc_pid_fd, &m->use_procmap_query, &maps);
-	if (r < 0 && r != -ESRCH && r != -ENOENT)
-		log_debug("cannot read mappings of pid %d: %s", (int)t->pid, strerror(-r));
+	if (!m->backend_ops->cgroup_only) {
+		r = maps_read(l->proc_pid_fd, &m->use_procmap_query, &maps);
+		if (r < 0 && r != -ESRCH && r != -ENOENT)
+			log_debug("cannot read mappings of pid %d: %s", (int)t->pid, strerror(-r));
+	}
 	t->exec_bytes = exec_mappings_file_bytes(&maps);
 	target = (struct protect_target){
 		.pid = t->pid,
@@ -295,7 +312,23 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 	struct log_fields f = LOG_FIELDS_INIT;
 	int r;
 
-	r = look_at(m, pid, t ? t->pidfd : -1, &l);
+	r = look_at(m, pid, &l);
+	if (r == 0) {
+		in = (struct policy_input){ .unit = l.unit, .cgroup = l.cgroup };
+		/* Most processes are in no cgroup a rule protects: decide
+		 * those without reading their executable or pinning them. */
+		if (policy_may_protect(&m->policy, &in)) {
+			r = look_at_exe(&l);
+			in.exe = l.exe;
+			if (r == 0) {
+				policy_decide(&m->policy, &in, &d);
+				if (d.protect)
+					r = look_pin(&l, t ? t->pidfd : -1);
+			}
+		} else {
+			d = (struct policy_decision){ .protect = false, .protect_source = "no rule matches" };
+		}
+	}
 	if (r < 0) {
 		look_done(&l);
 		if (r == -ESRCH) {
@@ -308,14 +341,11 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 			release_tracked(m, t);
 		return r == -ENOENT ? 0 : r;
 	}
-
-	in = (struct policy_input){ .unit = l.unit, .cgroup = l.cgroup, .exe = l.exe };
-	policy_decide(&m->policy, &in, &d);
 	m->n_decisions++;
 
 	if (!d.protect) {
 		if (t) {
-			log_info("pid %d (%s) no longer protected: %s", (int)pid, l.exe, d.protect_source);
+			log_info("pid %d (%s) no longer protected: %s", (int)pid, strna(l.exe ?: t->exe), d.protect_source);
 			release_tracked(m, t);
 		}
 		if (exec_ts)
@@ -380,7 +410,8 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 		  r < 0 ? strerror(-r) : "");
 
 	/* ld.so maps the libraries after exec: look again later. */
-	tracked_queue(m, t, 0, now_ns());
+	if (!m->backend_ops->cgroup_only)
+		tracked_queue(m, t, 0, now_ns());
 	look_done(&l);
 	return 0;
 }
@@ -551,7 +582,15 @@ static void look_again(struct manager *m, struct tracked *t)
 	struct look l;
 	int r;
 
-	r = look_at(m, t->pid, t->pidfd, &l);
+	/* The pidfd pins the process: if it exited, a new one with its PID
+	 * must not be mistaken for it. */
+	if (pidfd_exited(t->pidfd)) {
+		release_tracked(m, t);
+		return;
+	}
+	r = look_at(m, t->pid, &l);
+	if (r == 0 && pidfd_exited(t->pidfd))
+		r = -ESRCH;
 	if (r < 0) {
 		look_done(&l);
 		release_tracked(m, t);
@@ -581,6 +620,13 @@ static int on_rescan_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void latency_percentiles(struct manager *m, uint32_t *p50, uint32_t *p99, uint32_t *max)
 {
 	size_t n = m->n_latency < LATENCY_SAMPLES ? m->n_latency : LATENCY_SAMPLES;
@@ -593,17 +639,7 @@ static void latency_percentiles(struct manager *m, uint32_t *p50, uint32_t *p99,
 	if (!copy)
 		return;
 	memcpy(copy, m->latency_us, n * sizeof(uint32_t));
-	/* Counting sort would do too; n is small and this is rare. */
-	for (size_t i = 1; i < n; i++) {
-		uint32_t v = copy[i];
-		size_t j = i;
-
-		while (j > 0 && copy[j - 1] > v) {
-			copy[j] = copy[j - 1];
-			j--;
-		}
-		copy[j] = v;
-	}
+	qsort(copy, n, sizeof(uint32_t), cmp_u32);
 	*p50 = copy[n / 2];
 	*p99 = copy[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
 	*max = copy[n - 1];
@@ -620,14 +656,14 @@ static void log_stats(struct manager *m, const char *when)
 	cpu_us = (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
 		 (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
 	latency_percentiles(m, &p50, &p99, &max);
-	log_notice("stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %u us p99 %u us max %u us over %llu, cpu %.0f us, maxrss %ld KiB",
+	log_notice("stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %u us p99 %u us max %u us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu",
 		   when, (unsigned long long)m->n_exec, (unsigned long long)m->n_exit,
 		   (unsigned long long)m->n_decisions, (unsigned long long)m->n_protect_decisions,
 		   (unsigned long long)m->n_looks, (unsigned long long)m->n_gone_early,
 		   (unsigned long long)m->n_overflows, (unsigned long long)m->n_full_rescans,
 		   (unsigned long long)m->n_backend_errors, p50, p99, max,
 		   (unsigned long long)(m->n_latency < LATENCY_SAMPLES ? m->n_latency : LATENCY_SAMPLES),
-		   cpu_us, ru.ru_maxrss);
+		   cpu_us, ru.ru_maxrss, m->procs.n_items);
 }
 
 static void update_status(struct manager *m, const char *prefix)
@@ -890,6 +926,7 @@ int manager_start_events(struct manager *m)
 	r = sd_event_add_io(m->event, &m->cn_source, m->cn_fd, EPOLLIN, on_connector, m);
 	if (r < 0)
 		return r;
+
 	r = sd_event_add_time_relative(m->event, &m->status_timer, CLOCK_MONOTONIC,
 				       STATUS_INTERVAL_USEC, 100000, on_status_timer, m);
 	if (r < 0)

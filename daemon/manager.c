@@ -63,6 +63,8 @@ struct manager {
 	char *cgroup_root;
 
 	struct hashmap procs; /* pid -> struct tracked (protected ones only) */
+	unit_settings_fn unit_settings; /* [X-ExecGuard] of a unit, or NULL */
+	void *unit_settings_userdata;
 	struct stage_queue stages[ELEMENTSOF(((struct daemon_settings *)0)->rescan_delays_ms)];
 
 	uint64_t n_datagrams, n_exec, n_exit, n_decisions, n_protect_decisions;
@@ -306,6 +308,8 @@ static char *strdup_or_null(const char *s)
 static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 {
 	struct tracked *t = hashmap_get(&m->procs, INT_TO_KEY(pid));
+	struct rule_settings unit_section = { .protect = -1 };
+	_cleanup_free_ char *unit_source = NULL;
 	struct policy_decision d;
 	struct policy_input in;
 	struct look l;
@@ -315,6 +319,12 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 	r = look_at(m, pid, &l);
 	if (r == 0) {
 		in = (struct policy_input){ .unit = l.unit, .cgroup = l.cgroup };
+		if (l.unit && m->unit_settings &&
+		    m->unit_settings(m->unit_settings_userdata, l.unit, &unit_section,
+				     &unit_source) > 0) {
+			in.unit_section = &unit_section;
+			in.unit_section_source = unit_source;
+		}
 		/* Most processes are in no cgroup a rule protects: decide
 		 * those without reading their executable or pinning them. */
 		if (policy_may_protect(&m->policy, &in)) {
@@ -710,23 +720,23 @@ int manager_load_policy(struct manager *m)
 	return 0;
 }
 
-static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+int manager_reload(struct manager *m, struct policy *ret_rejected)
 {
-	struct manager *m = userdata;
 	struct policy next;
 	struct log_fields f = LOG_FIELDS_INIT;
 	int r;
 
-	(void)s;
-	(void)si;
 	sd_notify(false, "RELOADING=1\nSTATUS=reloading policy");
 	r = load_policy_into(m, &next);
 	if (r < 0) {
 		log_policy_errors(&next, "reload rejected, the previous policy stays in force");
-		policy_done(&next);
+		if (ret_rejected)
+			*ret_rejected = next;
+		else
+			policy_done(&next);
 		update_status(m, "reload rejected (see log), previous policy in force;");
 		sd_notify(false, "READY=1");
-		return 0;
+		return r;
 	}
 	if (next.daemon.backend != m->policy.daemon.backend)
 		log_notice("Backend=%s takes effect at the next start; keeping %s",
@@ -747,6 +757,121 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 	update_status(m, NULL);
 	sd_notify(false, "READY=1");
 	return 0;
+}
+
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	(void)s;
+	(void)si;
+	manager_reload(userdata, NULL);
+	return 0;
+}
+
+int manager_rescan(struct manager *m)
+{
+	int r = scan_all(m);
+
+	update_status(m, NULL);
+	return r;
+}
+
+void manager_set_unit_settings(struct manager *m, unit_settings_fn fn, void *userdata)
+{
+	m->unit_settings = fn;
+	m->unit_settings_userdata = userdata;
+}
+
+sd_event *manager_event(struct manager *m)
+{
+	return m->event;
+}
+
+const struct policy *manager_policy(struct manager *m)
+{
+	return &m->policy;
+}
+
+const struct backend_ops *manager_backend(struct manager *m, void **ret_state)
+{
+	if (ret_state)
+		*ret_state = m->backend;
+	return m->backend_ops;
+}
+
+int manager_foreach_process(struct manager *m, manager_process_fn fn, void *userdata)
+{
+	struct hashmap_entry *e = NULL;
+	size_t i = 0;
+
+	while ((e = hashmap_next(&m->procs, &i, e))) {
+		const struct tracked *t = e->value;
+		struct manager_process_info p = {
+			.pid = t->pid,
+			.exe = t->exe,
+			.cgroup = t->cgroup,
+			.unit = t->unit,
+			.source = t->source,
+			.exec_bytes = t->exec_bytes,
+		};
+		int r = fn(&p, userdata);
+
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+void manager_get_stats(struct manager *m, struct manager_stats *ret)
+{
+	*ret = (struct manager_stats){
+		.backend = m->backend_ops ? m->backend_ops->name : "none",
+		.dry_run = m->args.dry_run,
+		.processes_protected = m->procs.n_items,
+		.exec_events = m->n_exec,
+		.exit_events = m->n_exit,
+		.decisions = m->n_decisions,
+		.overflows = m->n_overflows,
+		.full_rescans = m->n_full_rescans,
+		.backend_errors = m->n_backend_errors,
+	};
+	latency_percentiles(m, &ret->latency_p50_us, &ret->latency_p99_us, &ret->latency_max_us);
+}
+
+int manager_explain(struct manager *m, pid_t pid, struct manager_explanation *ret)
+{
+	struct look l;
+	struct policy_input in;
+	int r;
+
+	*ret = (struct manager_explanation){ .pid = pid };
+	r = look_at(m, pid, &l);
+	if (r == 0)
+		r = look_at_exe(&l);
+	if (r < 0) {
+		look_done(&l);
+		return r;
+	}
+	in = (struct policy_input){ .unit = l.unit, .cgroup = l.cgroup, .exe = l.exe };
+	if (l.unit && m->unit_settings &&
+	    m->unit_settings(m->unit_settings_userdata, l.unit, &ret->unit_section,
+			     &ret->unit_section_source) > 0)
+		in.unit_section = &ret->unit_section;
+	in.unit_section_source = ret->unit_section_source;
+	policy_decide(&m->policy, &in, &ret->decision);
+	ret->tracked = hashmap_get(&m->procs, INT_TO_KEY(pid)) != NULL;
+	ret->exe = TAKE_PTR(l.exe);
+	ret->cgroup = TAKE_PTR(l.cgroup);
+	ret->unit = TAKE_PTR(l.unit);
+	look_done(&l);
+	return 0;
+}
+
+void manager_explanation_done(struct manager_explanation *e)
+{
+	free(e->exe);
+	free(e->cgroup);
+	free(e->unit);
+	free(e->unit_section_source);
 }
 
 static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)

@@ -134,12 +134,15 @@ static void tracked_unqueue(struct manager *m, struct tracked *t)
 
 static void rearm_rescan_timer(struct manager *m);
 
-static void tracked_queue(struct manager *m, struct tracked *t, uint64_t base_ns)
+/* Queue the look of the given stage. Unqueues first, from the queue of
+ * the stage it is in now. */
+static void tracked_queue(struct manager *m, struct tracked *t, unsigned stage, uint64_t base_ns)
 {
 	const struct daemon_settings *d = &m->policy.daemon;
 	struct stage_queue *q;
 
 	tracked_unqueue(m, t);
+	t->stage = stage;
 	if (t->stage >= d->n_rescan_delays)
 		return;
 	/* Every entry of a stage has the same delay, so appending keeps
@@ -377,8 +380,7 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 		  r < 0 ? strerror(-r) : "");
 
 	/* ld.so maps the libraries after exec: look again later. */
-	t->stage = 0;
-	tracked_queue(m, t, now_ns());
+	tracked_queue(m, t, 0, now_ns());
 	look_done(&l);
 	return 0;
 }
@@ -557,8 +559,7 @@ static void look_again(struct manager *m, struct tracked *t)
 	}
 	protect_now(m, t, &l);
 	look_done(&l);
-	t->stage++;
-	tracked_queue(m, t, now_ns());
+	tracked_queue(m, t, t->stage + 1, now_ns());
 }
 
 static int on_rescan_timer(sd_event_source *s, uint64_t usec, void *userdata)

@@ -58,7 +58,7 @@ start_in() { # CGROUP CMD...: a process of that "service"
 	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$slice/$cg" "$@" &
 }
 echo "== starting web.service (python3 http.server on 127.0.0.1) and batch.service (perl)"
-start_in web.service python3 -m http.server --bind 127.0.0.1 0 >/dev/null 2>&1
+start_in web.service /usr/bin/python3 -m http.server --bind 127.0.0.1 0 >/dev/null 2>&1
 start_in batch.service perl -e 'sleep 3600'
 sleep "$seconds"
 echo "== statistics"

@@ -18,7 +18,7 @@ write_conf <<CONF
 Backend=kernel
 [Rule test]
 MatchCgroup=/$A
-MatchExe=/usr/bin/sleep /bin/sleep
+MatchExe=/usr/bin/sleep /bin/sleep /usr/bin/dash
 Protect=yes
 CONF
 
@@ -47,6 +47,20 @@ kill "$pa"
 wait_log "set memory.exec_protect=0 in /$A" 5 || fail "not released after exit"
 [ "$(file_value "$A")" = 0 ] || fail "memory.exec_protect of /$A still $(file_value "$A")"
 pass "released /$A when its process exited"
+
+# One process that execs again and again (as a pyenv shim does): each
+# exec restarts its later looks; they must end, and the daemon go idle.
+# The pauses put each new exec in the middle of the previous one's looks.
+run_in "$A" sh -c 'sleep 0.3; exec sh -c "sleep 0.5; exec sleep 30"'
+pchain=$LAST_PID
+wait_log "protect pid $pchain \(/usr/bin/sleep\)" 5 || fail "exec chain not decided"
+sleep 2.5
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$DAEMON_PID/stat"; }
+c0=$(cpu_ticks)
+sleep 1
+c1=$(cpu_ticks)
+[ $((c1 - c0)) -le 5 ] || fail "daemon busy after an exec chain: $((c1 - c0)) ticks in 1 s"
+pass "exec chain decided, later looks ended, daemon idle"
 
 stop_daemon || fail "daemon exited with $?"
 grep -q "stats (at exit)" "$T/daemon.log" || fail "no stats at exit"

@@ -462,13 +462,23 @@ static int do_recheck(struct lock_backend *b)
 	return r;
 }
 
-static int on_recheck(sd_event_source *s, uint64_t usec _unused_, void *userdata)
+static void arm_recheck(struct lock_backend *b)
+{
+	if (!b->recheck)
+		return;
+	(void)sd_event_source_set_time_relative(b->recheck, (uint64_t)recheck_sec(&b->settings) * 1000000);
+	(void)sd_event_source_set_enabled(b->recheck, SD_EVENT_ONESHOT);
+}
+
+/* Armed only while there is something to look at (or a ceiling to lift):
+ * an idle daemon does not wake up for nothing. */
+static int on_recheck(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata)
 {
 	struct lock_backend *b = userdata;
 
 	(void)do_recheck(b);
-	(void)sd_event_source_set_time_relative(s, (uint64_t)recheck_sec(&b->settings) * 1000000);
-	(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	if (lockset_n_ranges(b->ls) > 0 || lockset_pressure_ceiling(b->ls) != UINT64_MAX)
+		arm_recheck(b);
 	return 0;
 }
 
@@ -487,8 +497,7 @@ static int setup_sources(struct lock_backend *b)
 			return r;
 		(void)sd_event_source_set_description(b->recheck, "lock-recheck");
 	} else {
-		(void)sd_event_source_set_time_relative(b->recheck, (uint64_t)recheck_sec(&b->settings) * 1000000);
-		(void)sd_event_source_set_enabled(b->recheck, SD_EVENT_ONESHOT);
+		arm_recheck(b);
 	}
 
 	b->psi = psi_trigger_free(b->psi);
@@ -718,6 +727,12 @@ static int lock_protect(void *state, const struct protect_target *t)
 		return r;
 	if (t->unit || t->cgroup)
 		unit_watch_add(b, group, t->cgroup);
+	if (b->recheck) {
+		int on = SD_EVENT_OFF;
+
+		if (sd_event_source_get_enabled(b->recheck, &on) >= 0 && on == SD_EVENT_OFF)
+			arm_recheck(b);
+	}
 	if (r > 0)
 		for (size_t i = 0; i < n; i++) {
 			struct lock_range *lr = lockset_find_range(b->ls, &lm[i].key);

@@ -566,6 +566,7 @@ static void lock_destroy(void *state)
 	free(b->watches);
 	b->ls = lockset_free(b->ls); /* unmaps, which unlocks */
 	free(b->vec);
+	closep(&b->cgroup_root_fd);
 	sd_event_unref(b->event);
 	free(b);
 }
@@ -607,11 +608,12 @@ static int lock_create(const struct backend_env *env, void **ret_state)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
+	b->cgroup_root_fd = -1;
 	b->page_size = ps > 0 ? (size_t)ps : 4096;
 	b->dry_run = env->dry_run;
 	b->event = env->event ? sd_event_ref(env->event) : NULL;
-	/* Borrowed: the manager keeps the cgroup root open while we live. */
-	b->cgroup_root_fd = env->cgroup_root_fd;
+	/* Our own copy, whatever the manager does with its fd. */
+	b->cgroup_root_fd = env->cgroup_root_fd >= 0 ? fcntl(env->cgroup_root_fd, F_DUPFD_CLOEXEC, 3) : -1;
 	r = residency_mem_total(&b->mem_total);
 	if (r < 0)
 		goto fail;

@@ -624,6 +624,19 @@ static int lock_create(const struct backend_env *env, void **ret_state)
 	r = setup_sources(b);
 	if (r < 0)
 		goto fail;
+	{
+		struct log_fields f = LOG_FIELDS_INIT;
+		char cap[32] = "no cap";
+
+		if (b->global_cap)
+			format_bytes(cap, sizeof(cap), b->global_cap);
+		f.backend = "lock";
+		f.bytes = (long long)b->global_cap;
+		log_event(LOG_INFO, NULL, &f,
+			  "lock backend: budget %s, re-check every %us, memory pressure trigger %s%s",
+			  cap, recheck_sec(&b->settings), b->psi ? psi_trigger_path(b->psi) : "none",
+			  b->dry_run ? " (dry run: nothing is locked)" : "");
+	}
 	*ret_state = b;
 	return 0;
 fail:

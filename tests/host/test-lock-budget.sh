@@ -51,7 +51,7 @@ for u in a b c; do
 done
 grep -q "not locking $F/libowna.so.*global budget full" "$W/driver.err" &&
 	pass "global: the refusal is reported" || fail "global: refusal of libowna not reported"
-[ "$(total locked)" = "$(vmlck)" ] || fail "global: total $(total locked) VmLck $(vmlck)"
+[ "$(total locked)" = "$(dump_vmlck)" ] || fail "global: total $(total locked) VmLck $(dump_vmlck)"
 
 # Back to a large global budget; unit a gets its own cap.
 cap=$((hot + mina / 2))
@@ -70,5 +70,5 @@ l=$(file_line "$F/libshared.so")
 	fail "unit: shared $l"
 grep -q "not locking $F/libowna.so.*unit budget full" "$W/driver.err" &&
 	pass "unit: the refusal is reported" || fail "unit: refusal of libowna not reported"
-[ "$(total locked)" = "$(vmlck)" ] || fail "unit: total $(total locked) VmLck $(vmlck)"
+[ "$(total locked)" = "$(dump_vmlck)" ] || fail "unit: total $(total locked) VmLck $(dump_vmlck)"
 lk_finish

@@ -42,9 +42,9 @@ lk_cmd protect "$P" svc.service
 lk_cmd protect "$P2" svc.service
 lk_cmd recheck
 lk_dump
-[ "$(vmlck)" -le $((LIMIT_KB * 1024)) ] && [ "$(total locked)" = "$(vmlck)" ] &&
+[ "$(dump_vmlck)" -le $((LIMIT_KB * 1024)) ] && [ "$(total locked)" = "$(dump_vmlck)" ] &&
 	pass "locked $(total locked) = VmLck, within the 1 MiB limit" ||
-	fail "locked $(total locked), VmLck $(vmlck), limit $((LIMIT_KB * 1024))"
+	fail "locked $(total locked), VmLck $(dump_vmlck), limit $((LIMIT_KB * 1024))"
 [ "$(total locked)" -gt 0 ] && pass "what fits is still locked" || fail "nothing locked"
 grep -q "no CAP_IPC_LOCK: locking at most RLIMIT_MEMLOCK (1.0M); raise LimitMEMLOCK=" "$W/driver.err" &&
 	pass "the limit and what to set are reported" || fail "no report of the memlock limit"
@@ -60,5 +60,5 @@ lk_cmd rescan
 lk_cmd recheck
 [ "$(grep -c "not locking .* global budget full" "$W/driver.err")" = "$n" ] &&
 	pass "refusals reported once ($n), not again on rescan" || fail "refusals reported again"
-[ "$(total locked)" = "$(vmlck)" ] || fail "after rescans: total $(total locked) VmLck $(vmlck)"
+[ "$(total locked)" = "$(dump_vmlck)" ] || fail "after rescans: total $(total locked) VmLck $(dump_vmlck)"
 lk_finish

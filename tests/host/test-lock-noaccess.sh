@@ -51,7 +51,7 @@ l=$(file_line "$F/libbig.so" "$old_ino")
 	pass "the old inode is reported failed, not locked" || fail "old inode: '$l'"
 [ -z "$(file_line "$F/libbig.so" "$new_ino")" ] && pass "the new file at the path is not locked instead" ||
 	fail "new inode locked for processes that do not map it: $(file_line "$F/libbig.so" "$new_ino")"
-[ "$(total locked)" = "$(vmlck)" ] || fail "total $(total locked) VmLck $(vmlck)"
+[ "$(total locked)" = "$(dump_vmlck)" ] || fail "total $(total locked) VmLck $(dump_vmlck)"
 n=$(grep -c "cannot open $F/libbig.so" "$W/driver.err")
 [ "$n" = 1 ] && pass "reported once over 2 processes and 3 rescans" || fail "reported $n times"
 

@@ -176,6 +176,8 @@ file_line() {
 }
 unit_line() { grep "^unit .*name=$1$" "$W/dump" | head -1; }
 vmlck() { awk '/^VmLck:/ { print $2 * 1024 }' "/proc/$DRV_PID/status"; }
+# The driver's VmLck taken with the last dump (no race with its timers).
+dump_vmlck() { field "$(grep '^driver ' "$W/dump")" vmlck; }
 
 # resident_of PID PATH: bytes of PATH's exec mappings in the page cache
 resident_of() { "$W/resident" "$1" | awk -v p="path=$2" '$4 == p { sub("resident=", "", $2); s += $2 } END { print s + 0 }'; }

@@ -40,6 +40,7 @@ struct unit_watch {
 	char *unit;
 	char *cgroup;
 	struct psi_trigger *psi; /* NULL: could not be set (reported once) */
+	struct psi_trigger *psi_full;
 };
 
 struct lock_backend {
@@ -56,7 +57,7 @@ struct lock_backend {
 	size_t vec_size;
 
 	sd_event_source *recheck;
-	struct psi_trigger *psi;
+	struct psi_trigger *psi, *psi_full;
 	bool ceiling_logged;
 
 	struct unit_watch **watches;
@@ -315,6 +316,50 @@ static void on_pressure(struct psi_trigger *t _unused_, void *userdata)
 	b->ceiling_logged = true;
 }
 
+/* Every task waiting for memory: give back all locked text now, rather
+ * than halving window by window, so that our locks cannot be what tips
+ * the machine into an OOM kill. */
+static void on_full_pressure(struct psi_trigger *t _unused_, void *userdata)
+{
+	struct lock_backend *b = userdata;
+	unsigned stall, window, recover;
+	struct lockset_totals before;
+	struct log_fields f = LOG_FIELDS_INIT;
+	char freed[32];
+
+	lockset_totals(b->ls, &before);
+	if (!lockset_pressure_release_all(b->ls, now_usec(b)))
+		return;
+	plan_and_apply(b);
+	pressure_params(&b->settings, &stall, &window, &recover);
+	format_bytes(freed, sizeof(freed), before.locked);
+	f.backend = "lock";
+	f.bytes = (long long)before.locked;
+	log_event(LOG_WARNING, MID_LOCK_PRESSURE, &f,
+		  "severe memory pressure (all tasks stalled): gave back all %s of locked text until %us "
+		  "without pressure",
+		  freed, recover);
+	b->ceiling_logged = true;
+}
+
+static void on_unit_full_pressure(struct psi_trigger *t _unused_, void *userdata)
+{
+	struct unit_watch *w = userdata;
+	struct lock_backend *b = w->b;
+	struct log_fields f = LOG_FIELDS_INIT;
+
+	if (!lockset_unit_release_all(b->ls, w->unit, now_usec(b)))
+		return;
+	plan_and_apply(b);
+	f.backend = "lock";
+	f.unit = w->unit;
+	f.cgroup = w->cgroup;
+	log_event(LOG_WARNING, MID_LOCK_PRESSURE, &f,
+		  "severe memory pressure in %s (all its tasks stalled): gave back all its own locked text",
+		  w->cgroup);
+	b->ceiling_logged = true;
+}
+
 static void on_unit_pressure(struct psi_trigger *t _unused_, void *userdata)
 {
 	struct unit_watch *w = userdata;
@@ -348,6 +393,7 @@ static struct unit_watch *unit_watch_free(struct unit_watch *w)
 	if (!w)
 		return NULL;
 	psi_trigger_free(w->psi);
+	psi_trigger_free(w->psi_full);
 	free(w->unit);
 	free(w->cgroup);
 	free(w);
@@ -392,7 +438,10 @@ static void unit_watch_add(struct lock_backend *b, const char *unit, const char 
 		return;
 	}
 	pressure_params(&b->settings, &stall, &window, &recover);
-	r = psi_trigger_new(b->event, b->cgroup_root_fd, path, stall, window, on_unit_pressure, w, &w->psi);
+	r = psi_trigger_new(b->event, b->cgroup_root_fd, path, PSI_SOME, stall, window, on_unit_pressure, w, &w->psi);
+	if (r >= 0)
+		(void)psi_trigger_new(b->event, b->cgroup_root_fd, path, PSI_FULL, stall, window,
+				      on_unit_full_pressure, w, &w->psi_full);
 	if (r < 0 && !b->watch_failed_logged) {
 		struct log_fields f = LOG_FIELDS_INIT;
 
@@ -501,8 +550,13 @@ static int setup_sources(struct lock_backend *b)
 	}
 
 	b->psi = psi_trigger_free(b->psi);
+	b->psi_full = psi_trigger_free(b->psi_full);
 	pressure_params(&b->settings, &stall, &window, &recover);
-	r = psi_trigger_new(b->event, AT_FDCWD, "/proc/pressure/memory", stall, window, on_pressure, b, &b->psi);
+	r = psi_trigger_new(b->event, AT_FDCWD, "/proc/pressure/memory", PSI_SOME, stall, window, on_pressure, b,
+			    &b->psi);
+	if (r >= 0)
+		(void)psi_trigger_new(b->event, AT_FDCWD, "/proc/pressure/memory", PSI_FULL, stall, window,
+				      on_full_pressure, b, &b->psi_full);
 	if (r < 0) {
 		struct log_fields f = LOG_FIELDS_INIT;
 
@@ -561,6 +615,7 @@ static void lock_destroy(void *state)
 		return;
 	b->recheck = sd_event_source_disable_unref(b->recheck);
 	b->psi = psi_trigger_free(b->psi);
+	b->psi_full = psi_trigger_free(b->psi_full);
 	for (size_t i = 0; i < b->n_watches; i++)
 		unit_watch_free(b->watches[i]);
 	free(b->watches);
@@ -853,10 +908,15 @@ int backend_lock_dump(void *state, FILE *f)
 		fprintf(f, " ceiling=%" PRIu64, ceiling);
 	fprintf(f, " pressure_events=%u", lockset_pressure_events(b->ls));
 	if (b->psi)
-		fprintf(f, " psi=%s:some:%ums/%ums\n", psi_trigger_path(b->psi), psi_trigger_stall_ms(b->psi),
+		fprintf(f, " psi=%s:some:%ums/%ums", psi_trigger_path(b->psi), psi_trigger_stall_ms(b->psi),
 			psi_trigger_window_ms(b->psi));
 	else
-		fprintf(f, " psi=none\n");
+		fprintf(f, " psi=none");
+	if (b->psi_full)
+		fprintf(f, " psi_full=%s:full:%ums/%ums\n", psi_trigger_path(b->psi_full),
+			psi_trigger_stall_ms(b->psi_full), psi_trigger_window_ms(b->psi_full));
+	else
+		fprintf(f, " psi_full=none\n");
 
 	r = lockset_file_stats(b->ls, &fs, &nf);
 	if (r < 0)

@@ -319,6 +319,16 @@ static void test_pressure(void)
 	lockset_plan(ls, 0);
 	apply(ls);
 	CHECK(locked_of(ls, 100) + locked_of(ls, 1) + locked_of(ls, 2) == 24 * PAGE);
+
+	/* A full stall: everything at once, the hot range too. */
+	CHECK(lockset_pressure_release_all(ls, 80 * s));
+	CHECK(lockset_pressure_ceiling(ls) == 0);
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 100) + locked_of(ls, 1) + locked_of(ls, 2) == 0);
+	CHECK(!lockset_pressure_release_all(ls, 81 * s));
+	CHECK(!lockset_pressure_tick(ls, 100 * s, 60 * s));
+	CHECK(lockset_pressure_tick(ls, 141 * s, 60 * s));
 	lockset_free(ls);
 }
 
@@ -364,6 +374,14 @@ static void test_unit_pressure(void)
 	lockset_plan(ls, 0);
 	apply(ls);
 	CHECK(locked_of(ls, 1) == 8 * PAGE && locked_of(ls, 2) == 8 * PAGE);
+
+	/* A full stall in a's cgroup: all of a's own, shared stays for b. */
+	CHECK(lockset_unit_release_all(ls, "a", 50 * s));
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 1) == 0 && locked_of(ls, 2) == 0);
+	CHECK(locked_of(ls, 100) == 8 * PAGE && locked_of(ls, 3) == 8 * PAGE);
+	CHECK(!lockset_unit_release_all(ls, "nosuch", 50 * s));
 	lockset_free(ls);
 }
 
@@ -509,12 +527,13 @@ static void test_psi_format(void)
 {
 	char b[64];
 
-	CHECK(psi_trigger_format(b, sizeof(b), 150, 1000) == 0 && streq(b, "some 150000 1000000"));
-	CHECK(psi_trigger_format(b, sizeof(b), 0, 1000) == -EINVAL);
-	CHECK(psi_trigger_format(b, sizeof(b), 100, 400) == -EINVAL);
-	CHECK(psi_trigger_format(b, sizeof(b), 2000, 1000) == -EINVAL);
-	CHECK(psi_trigger_format(b, sizeof(b), 100, 20000) == -EINVAL);
-	CHECK(psi_trigger_format(b, 4, 100, 1000) == -ENOBUFS);
+	CHECK(psi_trigger_format(b, sizeof(b), PSI_SOME, 150, 1000) == 0 && streq(b, "some 150000 1000000"));
+	CHECK(psi_trigger_format(b, sizeof(b), PSI_FULL, 500, 2000) == 0 && streq(b, "full 500000 2000000"));
+	CHECK(psi_trigger_format(b, sizeof(b), PSI_SOME, 0, 1000) == -EINVAL);
+	CHECK(psi_trigger_format(b, sizeof(b), PSI_SOME, 100, 400) == -EINVAL);
+	CHECK(psi_trigger_format(b, sizeof(b), PSI_SOME, 2000, 1000) == -EINVAL);
+	CHECK(psi_trigger_format(b, sizeof(b), PSI_SOME, 100, 20000) == -EINVAL);
+	CHECK(psi_trigger_format(b, 4, PSI_SOME, 100, 1000) == -ENOBUFS);
 	{
 		unsigned st, w;
 

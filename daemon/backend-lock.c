@@ -150,23 +150,38 @@ static int scan_range(struct lock_backend *b, struct lock_range *r)
 	return 0;
 }
 
+static bool has_cap_ipc_lock(void)
+{
+	_cleanup_free_ char *buf = NULL;
+	unsigned long long eff;
+	const char *p;
+
+	if (read_file_at(AT_FDCWD, "/proc/self/status", 1 << 16, &buf, NULL) < 0)
+		return false;
+	p = strstr(buf, "\nCapEff:");
+	if (!p || sscanf(p + 8, "%llx", &eff) != 1)
+		return false;
+	return eff & (1ULL << 14); /* CAP_IPC_LOCK */
+}
+
 static void log_mlock_failure(struct lock_backend *b, struct lock_range *r, int err)
 {
 	struct rlimit rl = { 0 };
 	struct log_fields f = LOG_FIELDS_INIT;
+	char lim[32] = "unlimited";
 
 	if (b->mlock_failed_logged)
 		return;
 	b->mlock_failed_logged = true;
-	(void)getrlimit(RLIMIT_MEMLOCK, &rl);
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		format_bytes(lim, sizeof(lim), (uint64_t)rl.rlim_cur);
 	f.backend = "lock";
 	f.exe = r->path;
 	log_event(LOG_WARNING, MID_LOCK_MLOCK_FAILED, &f,
-		  "mlock() of %s failed: %s; RLIMIT_MEMLOCK is %s%llu bytes. Give execguardd "
-		  "CAP_IPC_LOCK (AmbientCapabilities=/CapabilityBoundingSet=) or raise LimitMEMLOCK=; "
-		  "such ranges stay unlocked until a reload",
-		  r->path, strerror(-err), rl.rlim_cur == RLIM_INFINITY ? "unlimited, " : "",
-		  rl.rlim_cur == RLIM_INFINITY ? 0ULL : (unsigned long long)rl.rlim_cur);
+		  "mlock() of %s failed: %s (RLIMIT_MEMLOCK %s, CAP_IPC_LOCK %s); give execguardd "
+		  "CAP_IPC_LOCK or a larger LimitMEMLOCK=, or check vm.max_map_count; such ranges stay "
+		  "unlocked until a reload (said once)",
+		  r->path, strerror(-err), lim, has_cap_ipc_lock() ? "yes" : "no");
 }
 
 static void unlock_runs(struct lock_backend *b, struct lock_range *r)
@@ -577,19 +592,6 @@ static int setup_sources(struct lock_backend *b)
 	return 0;
 }
 
-static bool has_cap_ipc_lock(void)
-{
-	_cleanup_free_ char *buf = NULL;
-	unsigned long long eff;
-	const char *p;
-
-	if (read_file_at(AT_FDCWD, "/proc/self/status", 1 << 16, &buf, NULL) < 0)
-		return false;
-	p = strstr(buf, "\nCapEff:");
-	if (!p || sscanf(p + 8, "%llx", &eff) != 1)
-		return false;
-	return eff & (1ULL << 14); /* CAP_IPC_LOCK */
-}
 
 static int lock_probe(const struct backend_env *env _unused_, char **ret_reason)
 {

@@ -16,6 +16,8 @@ write_conf <<CONF
 [Daemon]
 Backend=lock
 LockRecheckSec=1
+PressureWindowMSec=10000
+PressureStallMSec=9999
 [Rule test]
 MatchCgroup=/$A /$B
 MatchExe=/usr/bin/sleep /bin/sleep

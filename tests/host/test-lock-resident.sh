@@ -12,7 +12,7 @@ lk_setup
 
 lk_lib big 4096
 lk_prog bigtext big
-printf '[Daemon]\nLockBudget=1G\nLockRecheckSec=1\n' >"$W/conf"
+lk_conf "$W/conf" $'LockBudget=1G\nLockRecheckSec=1'
 lk_evict "$F/bigtext" "$F/libbig.so"
 lk_run P "$F/bigtext" 64
 lk_driver "$W/conf"

@@ -130,8 +130,19 @@ lk_stop() {
 	return 0
 }
 
-# The driver, as a coprocess. lk_driver [CONFIG]
+# The [Daemon] lines that keep the machine's own memory pressure out of a
+# test that is not about pressure (10 s windows, 99.99% stall: never).
+CALM=$'PressureWindowMSec=10000\nPressureStallMSec=9999\n'
+
+# lk_conf FILE [LINES]: a [Daemon] section with LINES and the calm ones.
+lk_conf() { printf '[Daemon]\n%s\n%s' "${2:-}" "$CALM" >"$1"; }
+
+# The driver, as a coprocess. lk_driver [CONFIG] (default: calm)
 lk_driver() {
+	if [ $# = 0 ]; then
+		lk_conf "$W/calm.conf"
+		set -- "$W/calm.conf"
+	fi
 	coproc DRV { exec "$LOCK_DRIVER" "$@" 2>>"$W/driver.err"; }
 	DRV_PID=$!
 	local l

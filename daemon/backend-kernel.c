@@ -322,6 +322,7 @@ static void kernel_destroy(void *state)
 
 const struct backend_ops backend_kernel_ops = {
 	.name = "kernel",
+	.cgroup_only = true,
 	.probe = kernel_probe,
 	.create = kernel_create,
 	.destroy = kernel_destroy,

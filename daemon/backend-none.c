@@ -68,6 +68,7 @@ static void none_describe(void *state, char *buf, size_t size)
 
 const struct backend_ops backend_none_ops = {
 	.name = "none",
+	.cgroup_only = true,
 	.probe = none_probe,
 	.create = none_create,
 	.destroy = none_destroy,

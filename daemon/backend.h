@@ -34,6 +34,9 @@ struct protect_target {
 
 struct backend_ops {
 	const char *name;
+	/* Acts on cgroups only: the manager then neither reads a process's
+	 * mappings nor looks at it again after exec. */
+	bool cgroup_only;
 	/* 0 when it can work here; else <0 and a reason for a person. */
 	int (*probe)(const struct backend_env *env, char **ret_reason);
 	int (*create)(const struct backend_env *env, void **ret_state);

@@ -63,6 +63,8 @@ struct manager {
 	char *cgroup_root;
 
 	struct hashmap procs; /* pid -> struct tracked (protected ones only) */
+	unit_settings_fn unit_settings; /* [X-ExecGuard] of a unit, or NULL */
+	void *unit_settings_userdata;
 	struct stage_queue stages[ELEMENTSOF(((struct daemon_settings *)0)->rescan_delays_ms)];
 
 	uint64_t n_datagrams, n_exec, n_exit, n_decisions, n_protect_decisions;
@@ -207,46 +209,61 @@ static void look_done(struct look *l)
 	free(l->unit);
 }
 
-/* 0 on success, -ESRCH when the process is gone (normal), -ENOENT for
- * kernel threads and processes without a cgroup2 path. */
-static int look_at(struct manager *m, pid_t pid, int pidfd, struct look *l)
+/* Read a process's cgroup and unit through a /proc/PID directory fd:
+ * bound to that process, so a later process with the same PID cannot
+ * answer. 0 on success, -ESRCH when it is gone (normal), -ENOENT for
+ * processes without a cgroup2 path. */
+static int look_at(struct manager *m, pid_t pid, struct look *l)
 {
-	char name[16], exe[4096];
+	char name[16];
 	_cleanup_free_ char *cg = NULL;
 	size_t len;
-	ssize_t n;
 	int r;
 
 	*l = (struct look){ .pid = pid, .pidfd = -1, .proc_pid_fd = -1 };
-	l->pidfd = pidfd >= 0 ? fcntl(pidfd, F_DUPFD_CLOEXEC, 3) : pidfd_open_(pid);
-	if (l->pidfd < 0)
-		return errno == ESRCH ? -ESRCH : -errno;
 	snprintf(name, sizeof(name), "%d", (int)pid);
 	l->proc_pid_fd = openat(m->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (l->proc_pid_fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	/* Opened after the pidfd and the process still alive: the
-	 * directory is that process's, not a later one with its PID. */
-	if (pidfd_exited(l->pidfd))
-		return -ESRCH;
-
-	n = readlinkat(l->proc_pid_fd, "exe", exe, sizeof(exe) - 1);
-	if (n < 0)
-		return errno == ENOENT ? -ENOENT : errno == ESRCH ? -ESRCH : -errno;
-	exe[n] = '\0';
-	l->exe = strdup(exe);
-
 	r = read_file_at(l->proc_pid_fd, "cgroup", 1 << 16, &cg, &len);
 	if (r < 0)
-		return r == -ENOENT ? -ESRCH : r;
+		return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
 	r = cgroup_parse_proc_cgroup(cg, len, &l->cgroup);
 	if (r < 0)
 		return r;
 	r = cgroup_unit_of(pid, l->cgroup, m->systemd, &l->unit);
 	if (r == -ESRCH)
 		return r;
-	if (!l->exe)
-		return -ENOMEM;
+	return 0;
+}
+
+/* Only needed when a rule looks at the executable. -ENOENT: a kernel
+ * thread. */
+static int look_at_exe(struct look *l)
+{
+	char exe[4096];
+	ssize_t n;
+
+	n = readlinkat(l->proc_pid_fd, "exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return errno == ENOENT ? -ENOENT : errno == ESRCH ? -ESRCH : -errno;
+	exe[n] = '\0';
+	l->exe = strdup(exe);
+	return l->exe ? 0 : -ENOMEM;
+}
+
+/* Pin the process we looked at with a pidfd, only when we act on it.
+ * The pidfd is opened first; a lookup in the directory fd succeeding
+ * afterwards shows its process was still alive then, so the PID had
+ * not been reused and the pidfd is that same process. */
+static int look_pin(struct look *l, int known_pidfd)
+{
+	l->pidfd = known_pidfd >= 0 ? fcntl(known_pidfd, F_DUPFD_CLOEXEC, 3) :
+				      pidfd_open_(l->pid);
+	if (l->pidfd < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	if (faccessat(l->proc_pid_fd, "cgroup", F_OK, 0) < 0 || pidfd_exited(l->pidfd))
+		return -ESRCH;
 	return 0;
 }
 
@@ -256,9 +273,11 @@ static int protect_now(struct manager *m, struct tracked *t, struct look *l)
 	struct protect_target target;
 	int r;
 
-	r = maps_read(l->proc_pid_fd, &m->use_procmap_query, &maps);
-	if (r < 0 && r != -ESRCH && r != -ENOENT)
-		log_debug("cannot read mappings of pid %d: %s", (int)t->pid, strerror(-r));
+	if (!m->backend_ops->cgroup_only) {
+		r = maps_read(l->proc_pid_fd, &m->use_procmap_query, &maps);
+		if (r < 0 && r != -ESRCH && r != -ENOENT)
+			log_debug("cannot read mappings of pid %d: %s", (int)t->pid, strerror(-r));
+	}
 	t->exec_bytes = exec_mappings_file_bytes(&maps);
 	target = (struct protect_target){
 		.pid = t->pid,
@@ -289,13 +308,37 @@ static char *strdup_or_null(const char *s)
 static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 {
 	struct tracked *t = hashmap_get(&m->procs, INT_TO_KEY(pid));
+	struct rule_settings unit_section = { .protect = -1 };
+	_cleanup_free_ char *unit_source = NULL;
 	struct policy_decision d;
 	struct policy_input in;
 	struct look l;
 	struct log_fields f = LOG_FIELDS_INIT;
 	int r;
 
-	r = look_at(m, pid, t ? t->pidfd : -1, &l);
+	r = look_at(m, pid, &l);
+	if (r == 0) {
+		in = (struct policy_input){ .unit = l.unit, .cgroup = l.cgroup };
+		if (l.unit && m->unit_settings &&
+		    m->unit_settings(m->unit_settings_userdata, l.unit, &unit_section,
+				     &unit_source) > 0) {
+			in.unit_section = &unit_section;
+			in.unit_section_source = unit_source;
+		}
+		/* Most processes are in no cgroup a rule protects: decide
+		 * those without reading their executable or pinning them. */
+		if (policy_may_protect(&m->policy, &in)) {
+			r = look_at_exe(&l);
+			in.exe = l.exe;
+			if (r == 0) {
+				policy_decide(&m->policy, &in, &d);
+				if (d.protect)
+					r = look_pin(&l, t ? t->pidfd : -1);
+			}
+		} else {
+			d = (struct policy_decision){ .protect = false, .protect_source = "no rule matches" };
+		}
+	}
 	if (r < 0) {
 		look_done(&l);
 		if (r == -ESRCH) {
@@ -308,14 +351,11 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 			release_tracked(m, t);
 		return r == -ENOENT ? 0 : r;
 	}
-
-	in = (struct policy_input){ .unit = l.unit, .cgroup = l.cgroup, .exe = l.exe };
-	policy_decide(&m->policy, &in, &d);
 	m->n_decisions++;
 
 	if (!d.protect) {
 		if (t) {
-			log_info("pid %d (%s) no longer protected: %s", (int)pid, l.exe, d.protect_source);
+			log_info("pid %d (%s) no longer protected: %s", (int)pid, strna(l.exe ?: t->exe), d.protect_source);
 			release_tracked(m, t);
 		}
 		if (exec_ts)
@@ -380,7 +420,8 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 		  r < 0 ? strerror(-r) : "");
 
 	/* ld.so maps the libraries after exec: look again later. */
-	tracked_queue(m, t, 0, now_ns());
+	if (!m->backend_ops->cgroup_only)
+		tracked_queue(m, t, 0, now_ns());
 	look_done(&l);
 	return 0;
 }
@@ -551,7 +592,15 @@ static void look_again(struct manager *m, struct tracked *t)
 	struct look l;
 	int r;
 
-	r = look_at(m, t->pid, t->pidfd, &l);
+	/* The pidfd pins the process: if it exited, a new one with its PID
+	 * must not be mistaken for it. */
+	if (pidfd_exited(t->pidfd)) {
+		release_tracked(m, t);
+		return;
+	}
+	r = look_at(m, t->pid, &l);
+	if (r == 0 && pidfd_exited(t->pidfd))
+		r = -ESRCH;
 	if (r < 0) {
 		look_done(&l);
 		release_tracked(m, t);
@@ -581,6 +630,13 @@ static int on_rescan_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void latency_percentiles(struct manager *m, uint32_t *p50, uint32_t *p99, uint32_t *max)
 {
 	size_t n = m->n_latency < LATENCY_SAMPLES ? m->n_latency : LATENCY_SAMPLES;
@@ -593,17 +649,7 @@ static void latency_percentiles(struct manager *m, uint32_t *p50, uint32_t *p99,
 	if (!copy)
 		return;
 	memcpy(copy, m->latency_us, n * sizeof(uint32_t));
-	/* Counting sort would do too; n is small and this is rare. */
-	for (size_t i = 1; i < n; i++) {
-		uint32_t v = copy[i];
-		size_t j = i;
-
-		while (j > 0 && copy[j - 1] > v) {
-			copy[j] = copy[j - 1];
-			j--;
-		}
-		copy[j] = v;
-	}
+	qsort(copy, n, sizeof(uint32_t), cmp_u32);
 	*p50 = copy[n / 2];
 	*p99 = copy[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
 	*max = copy[n - 1];
@@ -620,14 +666,14 @@ static void log_stats(struct manager *m, const char *when)
 	cpu_us = (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
 		 (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
 	latency_percentiles(m, &p50, &p99, &max);
-	log_notice("stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %u us p99 %u us max %u us over %llu, cpu %.0f us, maxrss %ld KiB",
+	log_notice("stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %u us p99 %u us max %u us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu",
 		   when, (unsigned long long)m->n_exec, (unsigned long long)m->n_exit,
 		   (unsigned long long)m->n_decisions, (unsigned long long)m->n_protect_decisions,
 		   (unsigned long long)m->n_looks, (unsigned long long)m->n_gone_early,
 		   (unsigned long long)m->n_overflows, (unsigned long long)m->n_full_rescans,
 		   (unsigned long long)m->n_backend_errors, p50, p99, max,
 		   (unsigned long long)(m->n_latency < LATENCY_SAMPLES ? m->n_latency : LATENCY_SAMPLES),
-		   cpu_us, ru.ru_maxrss);
+		   cpu_us, ru.ru_maxrss, m->procs.n_items);
 }
 
 static void update_status(struct manager *m, const char *prefix)
@@ -674,23 +720,23 @@ int manager_load_policy(struct manager *m)
 	return 0;
 }
 
-static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+int manager_reload(struct manager *m, struct policy *ret_rejected)
 {
-	struct manager *m = userdata;
 	struct policy next;
 	struct log_fields f = LOG_FIELDS_INIT;
 	int r;
 
-	(void)s;
-	(void)si;
 	sd_notify(false, "RELOADING=1\nSTATUS=reloading policy");
 	r = load_policy_into(m, &next);
 	if (r < 0) {
 		log_policy_errors(&next, "reload rejected, the previous policy stays in force");
-		policy_done(&next);
+		if (ret_rejected)
+			*ret_rejected = next;
+		else
+			policy_done(&next);
 		update_status(m, "reload rejected (see log), previous policy in force;");
 		sd_notify(false, "READY=1");
-		return 0;
+		return r;
 	}
 	if (next.daemon.backend != m->policy.daemon.backend)
 		log_notice("Backend=%s takes effect at the next start; keeping %s",
@@ -711,6 +757,121 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 	update_status(m, NULL);
 	sd_notify(false, "READY=1");
 	return 0;
+}
+
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	(void)s;
+	(void)si;
+	manager_reload(userdata, NULL);
+	return 0;
+}
+
+int manager_rescan(struct manager *m)
+{
+	int r = scan_all(m);
+
+	update_status(m, NULL);
+	return r;
+}
+
+void manager_set_unit_settings(struct manager *m, unit_settings_fn fn, void *userdata)
+{
+	m->unit_settings = fn;
+	m->unit_settings_userdata = userdata;
+}
+
+sd_event *manager_event(struct manager *m)
+{
+	return m->event;
+}
+
+const struct policy *manager_policy(struct manager *m)
+{
+	return &m->policy;
+}
+
+const struct backend_ops *manager_backend(struct manager *m, void **ret_state)
+{
+	if (ret_state)
+		*ret_state = m->backend;
+	return m->backend_ops;
+}
+
+int manager_foreach_process(struct manager *m, manager_process_fn fn, void *userdata)
+{
+	struct hashmap_entry *e = NULL;
+	size_t i = 0;
+
+	while ((e = hashmap_next(&m->procs, &i, e))) {
+		const struct tracked *t = e->value;
+		struct manager_process_info p = {
+			.pid = t->pid,
+			.exe = t->exe,
+			.cgroup = t->cgroup,
+			.unit = t->unit,
+			.source = t->source,
+			.exec_bytes = t->exec_bytes,
+		};
+		int r = fn(&p, userdata);
+
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+void manager_get_stats(struct manager *m, struct manager_stats *ret)
+{
+	*ret = (struct manager_stats){
+		.backend = m->backend_ops ? m->backend_ops->name : "none",
+		.dry_run = m->args.dry_run,
+		.processes_protected = m->procs.n_items,
+		.exec_events = m->n_exec,
+		.exit_events = m->n_exit,
+		.decisions = m->n_decisions,
+		.overflows = m->n_overflows,
+		.full_rescans = m->n_full_rescans,
+		.backend_errors = m->n_backend_errors,
+	};
+	latency_percentiles(m, &ret->latency_p50_us, &ret->latency_p99_us, &ret->latency_max_us);
+}
+
+int manager_explain(struct manager *m, pid_t pid, struct manager_explanation *ret)
+{
+	struct look l;
+	struct policy_input in;
+	int r;
+
+	*ret = (struct manager_explanation){ .pid = pid };
+	r = look_at(m, pid, &l);
+	if (r == 0)
+		r = look_at_exe(&l);
+	if (r < 0) {
+		look_done(&l);
+		return r;
+	}
+	in = (struct policy_input){ .unit = l.unit, .cgroup = l.cgroup, .exe = l.exe };
+	if (l.unit && m->unit_settings &&
+	    m->unit_settings(m->unit_settings_userdata, l.unit, &ret->unit_section,
+			     &ret->unit_section_source) > 0)
+		in.unit_section = &ret->unit_section;
+	in.unit_section_source = ret->unit_section_source;
+	policy_decide(&m->policy, &in, &ret->decision);
+	ret->tracked = hashmap_get(&m->procs, INT_TO_KEY(pid)) != NULL;
+	ret->exe = TAKE_PTR(l.exe);
+	ret->cgroup = TAKE_PTR(l.cgroup);
+	ret->unit = TAKE_PTR(l.unit);
+	look_done(&l);
+	return 0;
+}
+
+void manager_explanation_done(struct manager_explanation *e)
+{
+	free(e->exe);
+	free(e->cgroup);
+	free(e->unit);
+	free(e->unit_section_source);
 }
 
 static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -890,6 +1051,7 @@ int manager_start_events(struct manager *m)
 	r = sd_event_add_io(m->event, &m->cn_source, m->cn_fd, EPOLLIN, on_connector, m);
 	if (r < 0)
 		return r;
+
 	r = sd_event_add_time_relative(m->event, &m->status_timer, CLOCK_MONOTONIC,
 				       STATUS_INTERVAL_USEC, 100000, on_status_timer, m);
 	if (r < 0)

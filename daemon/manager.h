@@ -5,6 +5,9 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #include "log.h"
 #include "policy.h"
@@ -20,6 +23,39 @@ struct manager_args {
 };
 
 struct manager;
+typedef struct sd_event sd_event;
+struct backend_ops;
+
+/* Looks up a unit's own [X-ExecGuard] section: 1 and the settings (and
+ * a malloc'ed description of where they came from) when it has one, 0
+ * when not, <0 on error. Set by the unit-file module. */
+typedef int (*unit_settings_fn)(void *userdata, const char *unit, struct rule_settings *ret,
+				char **ret_source);
+
+struct manager_process_info {
+	pid_t pid;
+	const char *exe, *cgroup, *unit;
+	const char *source;   /* what decided to protect it */
+	uint64_t exec_bytes;  /* file-backed exec mappings at the last look */
+};
+typedef int (*manager_process_fn)(const struct manager_process_info *p, void *userdata);
+
+struct manager_stats {
+	const char *backend;
+	bool dry_run;
+	size_t processes_protected;
+	uint64_t exec_events, exit_events, decisions, overflows, full_rescans, backend_errors;
+	uint32_t latency_p50_us, latency_p99_us, latency_max_us;
+};
+
+struct manager_explanation {
+	pid_t pid;
+	char *exe, *cgroup, *unit;
+	struct rule_settings unit_section;
+	char *unit_section_source;     /* NULL: the unit has no [X-ExecGuard] */
+	struct policy_decision decision; /* rules point into the live policy */
+	bool tracked;		       /* protected right now */
+};
 
 int manager_new(const struct manager_args *args, struct manager **ret);
 struct manager *manager_free(struct manager *m);
@@ -30,6 +66,22 @@ int manager_pick_backend(struct manager *m);
 int manager_start_events(struct manager *m);
 int manager_scan(struct manager *m);
 int manager_run(struct manager *m);
+
+/* What the D-Bus interface and execguardctl use. */
+sd_event *manager_event(struct manager *m);
+const struct policy *manager_policy(struct manager *m);
+const struct backend_ops *manager_backend(struct manager *m, void **ret_state);
+void manager_set_unit_settings(struct manager *m, unit_settings_fn fn, void *userdata);
+/* As SIGHUP. On a rejected policy returns <0 and, if ret_rejected is
+ * given, hands over the rejected policy with its errors (policy_done()). */
+int manager_reload(struct manager *m, struct policy *ret_rejected);
+/* Decide about every process again (after systemd's daemon-reload). */
+int manager_rescan(struct manager *m);
+int manager_foreach_process(struct manager *m, manager_process_fn fn, void *userdata);
+void manager_get_stats(struct manager *m, struct manager_stats *ret);
+/* Which policy applies to pid now, and why; -ESRCH if it is gone. */
+int manager_explain(struct manager *m, pid_t pid, struct manager_explanation *ret);
+void manager_explanation_done(struct manager_explanation *e);
 
 /* Print every policy error as file:line: message; the count. */
 size_t policy_print_errors(const struct policy *p, FILE *f);

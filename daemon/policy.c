@@ -748,6 +748,20 @@ static void apply_settings(struct rule_settings *into, const struct rule_setting
 		into->lock_budget = from->lock_budget;
 }
 
+bool policy_may_protect(const struct policy *p, const struct policy_input *in)
+{
+	if (in->unit_section && in->unit_section->protect > 0)
+		return true;
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct rule *r = &p->rules[i];
+
+		if (r->settings.protect > 0 && glob_any(r->match_unit, in->unit) &&
+		    glob_any(r->match_cgroup, in->cgroup))
+			return true;
+	}
+	return false;
+}
+
 void policy_decide(const struct policy *p, const struct policy_input *in, struct policy_decision *ret)
 {
 	*ret = (struct policy_decision){

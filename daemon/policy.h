@@ -109,6 +109,10 @@ int policy_load(struct policy *p, const char *main_file, const char *dropin_dir,
  * user) can write. Returns 0 or -EPERM with a message in *ret_why. */
 int policy_check_file_mode(int fd, const char **ret_why);
 
+/* Whether some rule that protects matches the unit and cgroup, the
+ * executable aside: if not, the decision is no without reading it. */
+bool policy_may_protect(const struct policy *p, const struct policy_input *in);
+
 void policy_decide(const struct policy *p, const struct policy_input *in, struct policy_decision *ret);
 
 /* Adds an error at file:line (used by the loaders). */

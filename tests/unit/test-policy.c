@@ -174,6 +174,18 @@ static void test_precedence(void)
 	d = decide(&p, NULL, "/init.scope", "/usr/sbin/x", NULL);
 	CHECK_EQ_INT(d.n_matched, 0);
 
+	/* The shortcut that skips reading the executable agrees. */
+	{
+		struct policy_input in = { .unit = "nginx.service", .cgroup = "/system.slice/nginx.service" };
+
+		CHECK(policy_may_protect(&p, &in));
+		in.cgroup = "/user.slice/user-1000.slice/session-2.scope";
+		in.unit = "session-2.scope";
+		CHECK(!policy_may_protect(&p, &in));
+		in.unit_section = &unit_yes;
+		CHECK(policy_may_protect(&p, &in));
+	}
+
 	/* The unit's own section wins over every rule. */
 	d = decide(&p, "nginx.service", "/system.slice/nginx.service", "/usr/sbin/nginx", &unit_no);
 	CHECK(!d.protect);

@@ -1,0 +1,35 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# scripts/checkpatch.pl --strict over kernel/patches (the cover letter
+# aside), in the source tree that kernel/build.sh prepares.
+
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+# checkpatch's SPDX check needs python3-ply
+if ! python3 -c 'import ply' 2>/dev/null && [ "$(id -u)" = 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	{ apt-get update -q && apt-get install -y -q python3-ply; } >&2 ||
+		echo "warning: python3-ply not installed, SPDX check skipped" >&2
+fi
+
+src=$("$repo/kernel/build.sh" --source-only | tail -n1)
+mapfile -t patches < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$repo/kernel/patches/series")
+[ ${#patches[@]} -gt 0 ] || { echo "error: empty series" >&2; exit 1; }
+
+rc=0
+for p in "${patches[@]}"; do
+	out=$(cd "$src" && perl scripts/checkpatch.pl --strict --no-summary \
+		--show-types "$repo/kernel/patches/$p" 2>&1) || rc=1
+	if [ -n "$out" ]; then
+		echo "== $p"
+		echo "$out"
+		rc=1
+	else
+		echo "ok: $p"
+	fi
+done
+exit $rc

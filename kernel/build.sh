@@ -89,10 +89,10 @@ if [ ! -d "$src/.git" ] || [ "$(cat "$src/.execguard-base" 2>/dev/null)" != "$ba
 	tar -xf "$tarball" -C "$kdir/src.tmp"
 	mv "$kdir/src.tmp/linux-source-6.12" "$src"
 	rmdir "$kdir/src.tmp"
-	# Debian's tarball ignores every top-level path: track the whole tree
-	sed -i '/^# Debian packaging/,$d' "$src/.gitignore"
+	# Track every file, also those the tarball's .gitignore files ignore
+	# (Debian's ignores every top-level path, the kernel's dotfiles)
 	git init -q "$src"
-	git_src add -A
+	git_src add -A -f
 	git_src commit -q -m "linux-source-6.12 $(make -s -C "$src" kernelversion)"
 	git_src tag execguard-base
 	echo "$base_key" >"$src/.execguard-base"

@@ -23,7 +23,7 @@
 
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 kdir=${EXECGUARD_KERNEL_DIR:-/var/tmp/execguard-kernel}
 tarball=/usr/src/linux-source-6.12.tar.xz
 patches=$here/patches
@@ -78,7 +78,7 @@ hash_files() { cat "$@" | sha256sum | cut -c1-16; }
 
 src=$kdir/src
 git_src() {
-	git -C "$src" -c user.name=execguard -c user.email=execguard@localhost \
+	git -C "$src" -c user.name=execguard -c user.email=execguard@localhost -c gc.auto=0 \
 		-c core.autocrlf=false "$@"
 }
 base_key=$(stat -c '%s-%Y' "$tarball")

@@ -10,7 +10,7 @@
 
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 tree=$1 base=$2 cover=$3
 out=$here/patches
 

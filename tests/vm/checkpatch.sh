@@ -9,12 +9,13 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 repo=$(cd "$here/../.." && pwd)
 
-# checkpatch's SPDX check runs python3 with ply: use the system's
+# checkpatch's SPDX check (scripts/spdxcheck.py) runs python3 with the
+# ply and git modules: use the system's python3, install them if missing
 export PATH=/usr/bin:/bin:$PATH
-if ! python3 -c 'import ply' 2>/dev/null && [ "$(id -u)" = 0 ]; then
+if ! python3 -c 'import ply, git' 2>/dev/null; then
+	[ "$(id -u)" = 0 ] || { echo "error: install python3-ply python3-git" >&2; exit 1; }
 	export DEBIAN_FRONTEND=noninteractive
-	{ apt-get update -q && apt-get install -y -q python3-ply; } >&2 ||
-		echo "warning: python3-ply not installed, SPDX check skipped" >&2
+	{ apt-get update -q && apt-get install -y -q python3-ply python3-git; } >&2
 fi
 
 src=$("$repo/kernel/build.sh" --source-only | tail -n1)

@@ -5,10 +5,12 @@
 # test_exec_protect from kernel/patches) in a VM booted on the patched
 # kernel, under one LRU implementation.
 #
-# Usage: tests/vm/run-selftests.sh classic|mglru [vm-run.sh options]
+# Usage: tests/vm/run-selftests.sh [--debug] classic|mglru [vm-run.sh options]
 #
 # The kernel is $EXECGUARD_BZIMAGE, or what kernel/build.sh prints (fast
-# when it is already built); the selftest binary is $EXECGUARD_SELFTESTS,
+# when it is already built; with --debug, the KASAN+lockdep kernel of
+# kernel/build.sh --debug, and a longer timeout: TCG runs it several times
+# slower). The selftest binary is $EXECGUARD_SELFTESTS,
 # or the "selftests" directory next to the kernel. The files the tests map
 # are on an ext4 scratch disk: tmpfs and shmem are not protected.
 
@@ -17,11 +19,19 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 repo=$(cd "$here/../.." && pwd)
 
+build_args=()
+timeout=900
+if [ "${1:-}" = --debug ]; then
+	build_args=(--debug)
+	timeout=3000
+	shift
+fi
+
 lru=${1:-}
 case $lru in
 classic) lru_gen=n ;;
 mglru) lru_gen=y ;;
-*) echo "usage: $0 classic|mglru [vm-run.sh options]" >&2; exit 2 ;;
+*) echo "usage: $0 [--debug] classic|mglru [vm-run.sh options]" >&2; exit 2 ;;
 esac
 shift
 
@@ -32,7 +42,7 @@ command -v qemu-system-x86_64 >/dev/null || {
 
 bzimage=${EXECGUARD_BZIMAGE:-}
 if [ -z "$bzimage" ]; then
-	bzimage=$("$repo/kernel/build.sh" | tail -n1)
+	bzimage=$("$repo/kernel/build.sh" "${build_args[@]}" | tail -n1)
 fi
 selftests=${EXECGUARD_SELFTESTS:-$(dirname "$bzimage")/selftests}
 [ -x "$selftests/test_exec_protect" ] || {
@@ -53,4 +63,4 @@ exit $rc
 '
 
 exec "$here/vm-run.sh" --kernel "$bzimage" --mem 1G --disk 384M \
-	--timeout 900 "$@" -- bash -c "$script"
+	--timeout "$timeout" "$@" -- bash -c "$script"

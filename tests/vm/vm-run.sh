@@ -9,8 +9,10 @@
 # and libraries and its writes vanish with it. A busybox initramfs builds
 # that root. Then, in mode "init" (the default), it runs the command as
 # root in a chroot of it, without systemd; in mode "systemd" it
-# switch_roots into systemd as PID 1, which runs the command from a oneshot
-# unit (execguard-vm-run.service).
+# switch_roots into systemd as PID 1, which boots execguard-vm.target
+# (basic.target plus units that --copy puts into its .wants directory)
+# and runs the command from a oneshot unit (execguard-vm-run.service), then
+# powers off.
 #
 # Results come back on the serial console (shown on stderr and kept in the
 # log file) and, with --results, in a writable 9p share of a host directory,
@@ -184,11 +186,20 @@ cp /payload/cmd /newroot/run/execguard-vm-cmd
 
 mode=$(cat /payload/mode)
 if [ "$mode" = systemd ]; then
-	mkdir -p /newroot/etc/systemd/system
+	# A small target of our own: basic.target and the command's unit,
+	# not every unit the host has enabled
+	mkdir -p /newroot/etc/systemd/system/execguard-vm.target.wants
+	cat >/newroot/etc/systemd/system/execguard-vm.target <<'UNIT'
+[Unit]
+Description=execguard VM test
+Requires=basic.target
+After=basic.target
+AllowIsolate=yes
+UNIT
 	cat >/newroot/etc/systemd/system/execguard-vm-run.service <<'UNIT'
 [Unit]
 Description=execguard VM test command
-After=multi-user.target
+After=basic.target
 
 [Service]
 Type=oneshot
@@ -199,13 +210,13 @@ StandardError=tty
 TTYPath=/dev/ttyS0
 ExecStopPost=/bin/systemctl --no-block poweroff
 UNIT
-	mkdir -p /newroot/etc/systemd/system/multi-user.target.wants
 	ln -sf ../execguard-vm-run.service \
-		/newroot/etc/systemd/system/multi-user.target.wants/
+		/newroot/etc/systemd/system/execguard-vm.target.wants/
 	mount --move /dev /newroot/dev
 	mount --move /proc /newroot/proc
 	mount --move /sys /newroot/sys
-	exec switch_root /newroot /lib/systemd/systemd
+	exec switch_root /newroot /lib/systemd/systemd \
+		--unit=execguard-vm.target --log-target=console
 fi
 
 mount --move /dev /newroot/dev

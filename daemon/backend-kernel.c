@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The kernel backend: memory.exec_protect on the cgroup of each
+ * protected process and on every ancestor below the root, because the
+ * kernel honours the file only when the whole chain has it set. It
+ * clears only what it set itself. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "backend.h"
+#include "cgroup.h"
+#include "hashmap.h"
+#include "log.h"
+#include "util.h"
+
+#define EXEC_PROTECT "memory.exec_protect"
+
+struct kcgroup {
+	char *path;	   /* "/system.slice/x.service" */
+	unsigned users;	   /* protected processes directly in it */
+	unsigned wanted;   /* cgroups at or below it with users */
+	bool owned;	   /* we changed it from 0 to 1 */
+	int failed;	   /* last write error, reported once */
+};
+
+struct kstate {
+	const struct backend_env *env;
+	struct hashmap cgroups; /* path -> struct kcgroup */
+	struct hashmap pids;	/* pid -> struct kcgroup (its own cgroup) */
+	unsigned n_owned;
+	unsigned n_failures;
+};
+
+static int kernel_probe(const struct backend_env *env, char **ret_reason)
+{
+	_cleanup_close_ int dfd = -1;
+	DIR *d;
+	struct dirent *de;
+	int found = 0;
+
+	dfd = openat(env->cgroup_root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	d = fdopendir(dfd);
+	if (!d)
+		return -errno;
+	dfd = -1;
+	/* The root cgroup has no such file; a child with the memory
+	 * controller enabled does when the kernel has the feature. */
+	while ((de = readdir(d))) {
+		struct stat st;
+		char p[512];
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/" EXEC_PROTECT, de->d_name);
+		if (fstatat(dirfd(d), p, &st, 0) == 0) {
+			found = 1;
+			break;
+		}
+	}
+	closedir(d);
+	if (found)
+		return 0;
+	if (asprintf(ret_reason,
+		     "no %s under %s: the kernel lacks the execguard patch, or the memory controller is not enabled in %s/cgroup.subtree_control",
+		     EXEC_PROTECT, env->cgroup_root, env->cgroup_root) < 0)
+		*ret_reason = NULL;
+	return -EOPNOTSUPP;
+}
+
+static int kernel_create(const struct backend_env *env, void **ret_state)
+{
+	struct kstate *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->env = env;
+	hashmap_init(&s->cgroups, hash_string, equal_string);
+	hashmap_init(&s->pids, hash_int, equal_int);
+	*ret_state = s;
+	return 0;
+}
+
+static struct kcgroup *get_cgroup(struct kstate *s, const char *path, size_t len)
+{
+	_cleanup_free_ char *key = strndup(path, len);
+	struct kcgroup *c;
+
+	if (!key)
+		return NULL;
+	c = hashmap_get(&s->cgroups, key);
+	if (c)
+		return c;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->path = TAKE_PTR(key);
+	if (hashmap_put(&s->cgroups, c->path, c) < 0) {
+		free(c->path);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void drop_cgroup(struct kstate *s, struct kcgroup *c)
+{
+	if (c->users || c->wanted || c->owned)
+		return;
+	hashmap_remove(&s->cgroups, c->path);
+	free(c->path);
+	free(c);
+}
+
+static void report_failure(struct kstate *s, struct kcgroup *c, int r, const char *what)
+{
+	struct log_fields f = LOG_FIELDS_INIT;
+
+	if (c->failed == r)
+		return; /* said once already */
+	c->failed = r;
+	s->n_failures++;
+	f.cgroup = c->path;
+	f.backend = "kernel";
+	log_event(LOG_WARNING, MID_CGROUP_FAILED, &f, "cannot %s %s in %s: %s%s", what,
+		  EXEC_PROTECT, c->path, strerror(-r),
+		  r == -ENOENT ? " (cgroup gone, or kernel without the execguard patch)" :
+		  r == -EROFS ? " (cgroup file system read-only)" : "");
+}
+
+static int set_one(struct kstate *s, struct kcgroup *c)
+{
+	_cleanup_free_ char *file = NULL, *cur = NULL;
+	const char *rel;
+	struct log_fields f = LOG_FIELDS_INIT;
+	int r;
+
+	r = cgroup_relative(c->path, &rel);
+	if (r < 0)
+		return r;
+	if (asprintf(&file, "%s/" EXEC_PROTECT, rel) < 0)
+		return -ENOMEM;
+	r = read_file_at(s->env->cgroup_root_fd, file, 64, &cur, NULL);
+	if (r < 0) {
+		report_failure(s, c, r, "read");
+		return r;
+	}
+	if (cur[0] == '1')
+		return 0; /* someone else's, or already ours: leave it */
+	f.cgroup = c->path;
+	f.backend = "kernel";
+	if (s->env->dry_run) {
+		log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "would set %s=1 in %s (dry run)",
+			  EXEC_PROTECT, c->path);
+		return 0;
+	}
+	r = write_file_at(s->env->cgroup_root_fd, file, "1");
+	if (r < 0) {
+		report_failure(s, c, r, "write");
+		return r;
+	}
+	c->owned = true;
+	c->failed = 0;
+	s->n_owned++;
+	log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "set %s=1 in %s", EXEC_PROTECT, c->path);
+	return 0;
+}
+
+static void clear_one(struct kstate *s, struct kcgroup *c)
+{
+	_cleanup_free_ char *file = NULL;
+	const char *rel;
+	struct log_fields f = LOG_FIELDS_INIT;
+	int r;
+
+	if (!c->owned)
+		return;
+	c->owned = false;
+	s->n_owned--;
+	if (cgroup_relative(c->path, &rel) < 0 || asprintf(&file, "%s/" EXEC_PROTECT, rel) < 0)
+		return;
+	r = write_file_at(s->env->cgroup_root_fd, file, "0");
+	f.cgroup = c->path;
+	f.backend = "kernel";
+	if (r == -ENOENT)
+		return; /* the cgroup went away with its last process: nothing to undo */
+	if (r < 0) {
+		report_failure(s, c, r, "clear");
+		return;
+	}
+	log_event(LOG_INFO, MID_CGROUP_RELEASED, &f, "set %s=0 in %s (no protected process left)",
+		  EXEC_PROTECT, c->path);
+}
+
+/* Walk "/a/b/c" as "/a", "/a/b", "/a/b/c"; top-down for setting. */
+static int for_each_prefix(struct kstate *s, const char *path, int delta)
+{
+	struct kcgroup *chain[256];
+	size_t n = 0;
+
+	for (const char *p = path + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			struct kcgroup *c;
+
+			if (n == ELEMENTSOF(chain))
+				return -E2BIG;
+			c = get_cgroup(s, path, (size_t)(p - path));
+			if (!c)
+				return -ENOMEM;
+			chain[n++] = c;
+			if (!*p)
+				break;
+		}
+	}
+	if (delta > 0) {
+		for (size_t i = 0; i < n; i++)
+			if (chain[i]->wanted++ == 0)
+				set_one(s, chain[i]);
+	} else {
+		for (size_t i = n; i-- > 0;) {
+			if (--chain[i]->wanted == 0) {
+				clear_one(s, chain[i]);
+				drop_cgroup(s, chain[i]);
+			}
+		}
+	}
+	return 0;
+}
+
+static int kernel_protect(void *state, const struct protect_target *t)
+{
+	struct kstate *s = state;
+	struct kcgroup *c;
+	int r;
+
+	if (!t->cgroup || streq(t->cgroup, "/"))
+		return -EINVAL; /* the root cgroup has no such file */
+	c = hashmap_get(&s->pids, INT_TO_KEY(t->pid));
+	if (c) {
+		if (streq(c->path, t->cgroup))
+			return 0;
+		/* Moved to another cgroup: follow it. */
+		hashmap_remove(&s->pids, INT_TO_KEY(t->pid));
+		if (--c->users == 0) {
+			char *old = strdup(c->path);
+
+			if (!old)
+				return -ENOMEM;
+			for_each_prefix(s, old, -1);
+			free(old);
+		}
+	}
+	c = get_cgroup(s, t->cgroup, strlen(t->cgroup));
+	if (!c)
+		return -ENOMEM;
+	r = hashmap_put(&s->pids, INT_TO_KEY(t->pid), c);
+	if (r < 0)
+		return r;
+	if (c->users++ == 0)
+		return for_each_prefix(s, c->path, +1);
+	return 0;
+}
+
+static void kernel_release(void *state, pid_t pid)
+{
+	struct kstate *s = state;
+	struct kcgroup *c = hashmap_remove(&s->pids, INT_TO_KEY(pid));
+	char *path;
+
+	if (!c || --c->users > 0)
+		return;
+	path = strdup(c->path);
+	if (path)
+		for_each_prefix(s, path, -1);
+	free(path);
+}
+
+static int kernel_reconfigure(void *state, const struct daemon_settings *settings)
+{
+	(void)state;
+	(void)settings;
+	return 0;
+}
+
+static void kernel_describe(void *state, char *buf, size_t size)
+{
+	struct kstate *s = state;
+	unsigned leafs = 0;
+	struct hashmap_entry *e = NULL;
+	size_t i = 0;
+
+	while ((e = hashmap_next(&s->cgroups, &i, e)))
+		if (((struct kcgroup *)e->value)->users)
+			leafs++;
+	snprintf(buf, size, "%u cgroups protected, %u exec_protect files set by us%s", leafs,
+		 s->n_owned, s->n_failures ? ", write failures (see log)" : "");
+}
+
+static void kernel_destroy(void *state)
+{
+	struct kstate *s = state;
+	struct hashmap_entry *e = NULL;
+	size_t i = 0;
+
+	if (!s)
+		return;
+	/* Undo what we set, so that a stopped daemon leaves nothing behind. */
+	while ((e = hashmap_next(&s->cgroups, &i, e)))
+		clear_one(s, e->value);
+	i = 0;
+	while ((e = hashmap_next(&s->cgroups, &i, e))) {
+		struct kcgroup *c = e->value;
+
+		free(c->path);
+		free(c);
+	}
+	hashmap_done(&s->cgroups);
+	hashmap_done(&s->pids);
+	free(s);
+}
+
+const struct backend_ops backend_kernel_ops = {
+	.name = "kernel",
+	.cgroup_only = true,
+	.probe = kernel_probe,
+	.create = kernel_create,
+	.destroy = kernel_destroy,
+	.protect = kernel_protect,
+	.release = kernel_release,
+	.reconfigure = kernel_reconfigure,
+	.describe = kernel_describe,
+};

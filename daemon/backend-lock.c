@@ -1,0 +1,875 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The lock backend, for kernels without memory.exec_protect: keeps the
+ * resident pages of protected processes' exec file mappings mlock()ed,
+ * page precisely, within budgets, and gives them back under memory
+ * pressure. The decisions are lockset.c's; this file does the I/O and owns
+ * the sd-event sources (re-check timer, PSI trigger). */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/sysmacros.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
+
+#include "backend-lock.h"
+#include "backend.h"
+#include "lockset.h"
+#include "log.h"
+#include "psi.h"
+#include "residency.h"
+#include "util.h"
+
+/* Message ids of the lock backend's journal events (see the catalog). */
+#define MID_LOCK_SKIPPED "ce03c0fab0204417ac8eed8554222f11"	 /* not lockable, or cannot open */
+#define MID_LOCK_REFUSED "c9af7c06932d42f081a3abfc8a4ba504"	 /* over a budget */
+#define MID_LOCK_PRESSURE "e09ad4011cd8443281f7292085f86349"	 /* gave back / took again */
+#define MID_LOCK_MLOCK_FAILED "3362eb49aa7d43a5ba17ef4342bb2299" /* mlock() refused */
+#define MID_LOCK_SUMMARY "1a70be7815a34f32a1d17b71c4fffe62"	 /* per-unit figures */
+
+#define DEFAULT_RECHECK_SEC 10u
+#define DEFAULT_STALL_MS 100u
+#define DEFAULT_WINDOW_MS 1000u
+#define DEFAULT_RECOVER_SEC 30u
+
+struct lock_backend;
+
+/* A memory PSI trigger on one unit's cgroup. */
+struct unit_watch {
+	struct lock_backend *b;
+	char *unit;
+	char *cgroup;
+	struct psi_trigger *psi; /* NULL: could not be set (reported once) */
+};
+
+struct lock_backend {
+	sd_event *event;
+	int cgroup_root_fd;
+	bool dry_run;
+	struct daemon_settings settings;
+	size_t page_size;
+	uint64_t mem_total;
+	uint64_t global_cap; /* 0: none */
+
+	struct lockset *ls;
+	unsigned char *vec; /* mincore() scratch */
+	size_t vec_size;
+
+	sd_event_source *recheck;
+	struct psi_trigger *psi;
+	bool ceiling_logged;
+
+	struct unit_watch **watches;
+	size_t n_watches;
+	bool watch_failed_logged;
+
+	unsigned skipped_kinds; /* bit per enum mapping_kind already reported */
+	bool mlock_failed_logged;
+	uint64_t last_logged_locked;
+};
+
+static unsigned recheck_sec(const struct daemon_settings *s)
+{
+	return s->lock_recheck_sec ? s->lock_recheck_sec : DEFAULT_RECHECK_SEC;
+}
+
+static void pressure_params(const struct daemon_settings *s, unsigned *stall, unsigned *window,
+			    unsigned *recover)
+{
+	*window = s->pressure_window_ms ? s->pressure_window_ms : DEFAULT_WINDOW_MS;
+	if (*window < PSI_WINDOW_MIN_MS)
+		*window = PSI_WINDOW_MIN_MS;
+	if (*window > PSI_WINDOW_MAX_MS)
+		*window = PSI_WINDOW_MAX_MS;
+	*stall = s->pressure_stall_ms ? s->pressure_stall_ms : DEFAULT_STALL_MS;
+	if (*stall > *window)
+		*stall = *window;
+	*recover = s->pressure_recover_sec ? s->pressure_recover_sec : DEFAULT_RECOVER_SEC;
+}
+
+static uint64_t resolve_cap(const struct budget *b, uint64_t mem_total)
+{
+	uint64_t v = budget_resolve(b, mem_total);
+
+	return v == UINT64_MAX ? 0 : v;
+}
+
+static void format_bytes(char *buf, size_t size, uint64_t v)
+{
+	static const char *const suffix[] = { "B", "K", "M", "G", "T" };
+	size_t i = 0;
+	double d = (double)v;
+
+	while (d >= 1024 && i < ELEMENTSOF(suffix) - 1) {
+		d /= 1024;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, size, "%" PRIu64 "B", v);
+	else
+		snprintf(buf, size, "%.1f%s", d, suffix[i]);
+}
+
+static uint64_t now_usec(struct lock_backend *b)
+{
+	uint64_t t = 0;
+
+	if (!b->event || sd_event_now(b->event, CLOCK_MONOTONIC, &t) < 0)
+		t = now_ns() / 1000;
+	return t;
+}
+
+static void range_unmap(struct lock_range *r, void *userdata _unused_)
+{
+	/* munmap() drops our locks on it too. */
+	residency_unmap(r->map, r->key.length);
+	r->map = NULL;
+}
+
+static const struct lockset_ops lock_ops = { .range_free = range_unmap };
+
+static int scan_range(struct lock_backend *b, struct lock_range *r)
+{
+	int k;
+
+	if (r->state != LOCK_RANGE_OPEN || !r->map)
+		return 0;
+	if (r->n_pages > b->vec_size) {
+		unsigned char *nv = realloc(b->vec, r->n_pages);
+
+		if (!nv)
+			return -ENOMEM;
+		b->vec = nv;
+		b->vec_size = r->n_pages;
+	}
+	k = residency_mincore(r->map, r->key.length, b->vec);
+	if (k < 0)
+		return k;
+	lockset_range_update_resident(r, b->vec);
+	return 0;
+}
+
+static void log_mlock_failure(struct lock_backend *b, struct lock_range *r, int err)
+{
+	struct rlimit rl = { 0 };
+	struct log_fields f = LOG_FIELDS_INIT;
+
+	if (b->mlock_failed_logged)
+		return;
+	b->mlock_failed_logged = true;
+	(void)getrlimit(RLIMIT_MEMLOCK, &rl);
+	f.backend = "lock";
+	f.exe = r->path;
+	log_event(LOG_WARNING, MID_LOCK_MLOCK_FAILED, &f,
+		  "mlock() of %s failed: %s; RLIMIT_MEMLOCK is %s%llu bytes. Give execguardd "
+		  "CAP_IPC_LOCK (AmbientCapabilities=/CapabilityBoundingSet=) or raise LimitMEMLOCK=; "
+		  "such ranges stay unlocked until a reload",
+		  r->path, strerror(-err), rl.rlim_cur == RLIM_INFINITY ? "unlimited, " : "",
+		  rl.rlim_cur == RLIM_INFINITY ? 0ULL : (unsigned long long)rl.rlim_cur);
+}
+
+static void unlock_runs(struct lock_backend *b, struct lock_range *r)
+{
+	size_t pos = 0, first, count;
+
+	while (lockset_next_run(r, LOCK_RUN_UNLOCK, &pos, &first, &count)) {
+		(void)residency_unlock((char *)r->map + first * b->page_size, (uint64_t)count * b->page_size);
+		lockset_range_mark(r, first, count, false);
+	}
+}
+
+/* Carry out the plan on the ranges it changed: unlock what is no longer
+ * admitted (or vanished) first, so that the memlock limit has room, then
+ * lock the resident pages of admitted ranges. */
+static void apply(struct lock_backend *b)
+{
+	size_t n = lockset_n_ranges(b->ls);
+
+	if (b->dry_run)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct lock_range *r = lockset_range(b->ls, i);
+
+		if (r->dirty)
+			unlock_runs(b, r);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct lock_range *r = lockset_range(b->ls, i);
+		size_t pos = 0, first, count;
+
+		if (!r->dirty)
+			continue;
+		r->dirty = false;
+		while (lockset_next_run(r, LOCK_RUN_LOCK, &pos, &first, &count)) {
+			char *addr = (char *)r->map + first * b->page_size;
+			uint64_t len = (uint64_t)count * b->page_size;
+			int k = residency_lock(addr, len);
+
+			if (k < 0) {
+				(void)residency_unlock(addr, len);
+				log_mlock_failure(b, r, k);
+				r->refusal = LOCK_REFUSAL_ERROR;
+				r->admitted = false;
+				/* All or nothing for a range: give back its other runs. */
+				unlock_runs(b, r);
+				break;
+			}
+			lockset_range_mark(r, first, count, true);
+		}
+	}
+}
+
+/* Report each refused range once per reason. */
+static void report_refusals(struct lock_backend *b)
+{
+	size_t n = lockset_n_ranges(b->ls);
+
+	for (size_t i = 0; i < n; i++) {
+		struct lock_range *r = lockset_range(b->ls, i);
+		struct log_fields f = LOG_FIELDS_INIT;
+		char res[32];
+
+		if (r->state != LOCK_RANGE_OPEN || r->admitted || (r->refusals_reported & (1u << r->refusal)) ||
+		    r->refusal == LOCK_REFUSAL_NONE || r->refusal == LOCK_REFUSAL_ERROR)
+			continue;
+		/* Once per range and reason, not at each flip of a range that
+		 * hovers at the edge of the budget. */
+		r->refusals_reported |= 1u << r->refusal;
+		if (r->refusal == LOCK_REFUSAL_PRESSURE)
+			continue; /* the pressure message says it for all */
+		f.backend = "lock";
+		f.exe = r->path;
+		f.bytes = (long long)((uint64_t)r->n_resident * b->page_size);
+		if (r->n_units == 1)
+			f.unit = r->units[0].unit->name;
+		format_bytes(res, sizeof(res), (uint64_t)r->n_resident * b->page_size);
+		log_event(LOG_NOTICE, MID_LOCK_REFUSED, &f,
+			  "not locking %s (%s resident, mapped by %zu units, %zu processes): %s full",
+			  r->path, res, r->n_units, r->n_pids,
+			  r->refusal == LOCK_REFUSAL_UNIT ? "unit budget" : "global budget");
+	}
+}
+
+static void log_summary(struct lock_backend *b, bool force)
+{
+	struct lockset_unit_stat *us = NULL;
+	struct lockset_totals t;
+	size_t n = 0;
+
+	lockset_totals(b->ls, &t);
+	/* Only when the figure moved by a megabyte or more. */
+	if (!force && (t.locked > b->last_logged_locked ? t.locked - b->last_logged_locked
+							 : b->last_logged_locked - t.locked) < (1u << 20))
+		return;
+	b->last_logged_locked = t.locked;
+	if (lockset_unit_stats(b->ls, &us, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct log_fields f = LOG_FIELDS_INIT;
+		char m[32], r[32], l[32];
+
+		f.backend = "lock";
+		f.unit = us[i].name;
+		f.bytes = (long long)us[i].locked;
+		format_bytes(m, sizeof(m), us[i].mapped);
+		format_bytes(r, sizeof(r), us[i].resident);
+		format_bytes(l, sizeof(l), us[i].locked);
+		log_event(LOG_INFO, MID_LOCK_SUMMARY, &f,
+			  "%s: text mapped %s, resident %s, locked %s (%zu processes, %zu ranges)", us[i].name,
+			  m, r, l, us[i].n_pids, us[i].n_ranges);
+	}
+	free(us);
+}
+
+static void plan_and_apply(struct lock_backend *b)
+{
+	lockset_plan(b->ls, b->global_cap);
+	apply(b);
+	report_refusals(b);
+}
+
+static void on_pressure(struct psi_trigger *t _unused_, void *userdata)
+{
+	struct lock_backend *b = userdata;
+	unsigned stall, window, recover;
+	struct lockset_totals before, after;
+	struct log_fields f = LOG_FIELDS_INIT;
+	char c[32], freed[32];
+
+	pressure_params(&b->settings, &stall, &window, &recover);
+	if (b->psi)
+		window = psi_trigger_window_ms(b->psi);
+	lockset_totals(b->ls, &before);
+	if (!lockset_pressure_event(b->ls, now_usec(b), (uint64_t)window * 1000))
+		return;
+	plan_and_apply(b);
+	lockset_totals(b->ls, &after);
+	format_bytes(c, sizeof(c), lockset_pressure_ceiling(b->ls));
+	format_bytes(freed, sizeof(freed), before.locked - (after.locked < before.locked ? after.locked : before.locked));
+	f.backend = "lock";
+	f.bytes = (long long)after.locked;
+	log_event(LOG_NOTICE, MID_LOCK_PRESSURE, &f,
+		  "memory pressure: gave back %s of locked text, coldest and least shared first; "
+		  "locking at most %s until %us without pressure",
+		  freed, c, recover);
+	b->ceiling_logged = true;
+}
+
+static void on_unit_pressure(struct psi_trigger *t _unused_, void *userdata)
+{
+	struct unit_watch *w = userdata;
+	struct lock_backend *b = w->b;
+	unsigned stall, window, recover;
+	struct log_fields f = LOG_FIELDS_INIT;
+	struct lock_unit *u;
+	char c[32];
+
+	pressure_params(&b->settings, &stall, &window, &recover);
+	if (w->psi)
+		window = psi_trigger_window_ms(w->psi);
+	if (!lockset_unit_pressure_event(b->ls, w->unit, now_usec(b), (uint64_t)window * 1000))
+		return;
+	plan_and_apply(b);
+	u = lockset_find_unit(b->ls, w->unit);
+	format_bytes(c, sizeof(c), u ? u->ceiling : 0);
+	f.backend = "lock";
+	f.unit = w->unit;
+	f.cgroup = w->cgroup;
+	f.bytes = u ? (long long)u->charged : -1;
+	log_event(LOG_NOTICE, MID_LOCK_PRESSURE, &f,
+		  "memory pressure in %s: giving back its own locked text, coldest first; at most %s "
+		  "for it until %us without pressure",
+		  w->cgroup, c, recover);
+	b->ceiling_logged = true;
+}
+
+static struct unit_watch *unit_watch_free(struct unit_watch *w)
+{
+	if (!w)
+		return NULL;
+	psi_trigger_free(w->psi);
+	free(w->unit);
+	free(w->cgroup);
+	free(w);
+	return NULL;
+}
+
+/* Watch the memory.pressure of the cgroup of a unit, once per unit. The
+ * root cgroup is the global trigger's business. */
+static void unit_watch_add(struct lock_backend *b, const char *unit, const char *cgroup)
+{
+	unsigned stall, window, recover;
+	struct unit_watch *w, **nw;
+	_cleanup_free_ char *path = NULL;
+	const char *rel = cgroup;
+	int r;
+
+	if (!b->event || b->cgroup_root_fd < 0 || !cgroup)
+		return;
+	while (*rel == '/')
+		rel++;
+	if (!*rel)
+		return;
+	for (size_t i = 0; i < b->n_watches; i++)
+		if (streq(b->watches[i]->unit, unit))
+			return;
+	if (asprintf(&path, "%s/memory.pressure", rel) < 0)
+		return;
+	w = calloc(1, sizeof(*w));
+	nw = realloc(b->watches, (b->n_watches + 1) * sizeof(*nw));
+	if (!w || !nw) {
+		free(w);
+		if (nw)
+			b->watches = nw;
+		return;
+	}
+	b->watches = nw;
+	w->b = b;
+	w->unit = strdup(unit);
+	w->cgroup = strdup(cgroup);
+	if (!w->unit || !w->cgroup) {
+		unit_watch_free(w);
+		return;
+	}
+	pressure_params(&b->settings, &stall, &window, &recover);
+	r = psi_trigger_new(b->event, b->cgroup_root_fd, path, stall, window, on_unit_pressure, w, &w->psi);
+	if (r < 0 && !b->watch_failed_logged) {
+		struct log_fields f = LOG_FIELDS_INIT;
+
+		b->watch_failed_logged = true;
+		f.backend = "lock";
+		f.unit = unit;
+		f.cgroup = cgroup;
+		log_event(LOG_INFO, MID_LOCK_PRESSURE, &f,
+			  "cannot watch memory pressure of %s (%s): only the global trigger applies (said once)",
+			  cgroup, strerror(-r));
+	}
+	b->watches[b->n_watches++] = w;
+}
+
+/* Drop the watches of units that have no protected process any more. */
+static void unit_watches_prune(struct lock_backend *b)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < b->n_watches; i++) {
+		if (lockset_find_unit(b->ls, b->watches[i]->unit))
+			b->watches[k++] = b->watches[i];
+		else
+			unit_watch_free(b->watches[i]);
+	}
+	b->n_watches = k;
+}
+
+/* After a reload the thresholds may differ: set every trigger anew. */
+static void unit_watches_reset(struct lock_backend *b)
+{
+	size_t n = b->n_watches;
+	struct unit_watch **old = b->watches;
+
+	b->watches = NULL;
+	b->n_watches = 0;
+	for (size_t i = 0; i < n; i++) {
+		unit_watch_add(b, old[i]->unit, old[i]->cgroup);
+		unit_watch_free(old[i]);
+	}
+	free(old);
+}
+
+static int do_recheck(struct lock_backend *b)
+{
+	size_t n = lockset_n_ranges(b->ls);
+	unsigned stall, window, recover;
+	int r = 0;
+
+	pressure_params(&b->settings, &stall, &window, &recover);
+	if (lockset_pressure_tick(b->ls, now_usec(b), (uint64_t)recover * 1000000) && b->ceiling_logged) {
+		struct log_fields f = LOG_FIELDS_INIT;
+
+		f.backend = "lock";
+		log_event(LOG_NOTICE, MID_LOCK_PRESSURE, &f,
+			  "no memory pressure for %us: locking text again within the budget", recover);
+		b->ceiling_logged = false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int k = scan_range(b, lockset_range(b->ls, i));
+
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	plan_and_apply(b);
+	log_summary(b, false);
+	return r;
+}
+
+static int on_recheck(sd_event_source *s, uint64_t usec _unused_, void *userdata)
+{
+	struct lock_backend *b = userdata;
+
+	(void)do_recheck(b);
+	(void)sd_event_source_set_time_relative(s, (uint64_t)recheck_sec(&b->settings) * 1000000);
+	(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return 0;
+}
+
+static int setup_sources(struct lock_backend *b)
+{
+	unsigned stall, window, recover;
+	int r;
+
+	if (!b->event)
+		return 0;
+	if (!b->recheck) {
+		r = sd_event_add_time_relative(b->event, &b->recheck, CLOCK_MONOTONIC,
+					       (uint64_t)recheck_sec(&b->settings) * 1000000, 100000,
+					       on_recheck, b);
+		if (r < 0)
+			return r;
+		(void)sd_event_source_set_description(b->recheck, "lock-recheck");
+	} else {
+		(void)sd_event_source_set_time_relative(b->recheck, (uint64_t)recheck_sec(&b->settings) * 1000000);
+		(void)sd_event_source_set_enabled(b->recheck, SD_EVENT_ONESHOT);
+	}
+
+	b->psi = psi_trigger_free(b->psi);
+	pressure_params(&b->settings, &stall, &window, &recover);
+	r = psi_trigger_new(b->event, AT_FDCWD, "/proc/pressure/memory", stall, window, on_pressure, b, &b->psi);
+	if (r < 0) {
+		struct log_fields f = LOG_FIELDS_INIT;
+
+		f.backend = "lock";
+		log_event(LOG_WARNING, MID_LOCK_PRESSURE, &f,
+			  "cannot watch memory pressure (/proc/pressure/memory: %s): locks are kept "
+			  "within the budgets but not given back under pressure",
+			  strerror(-r));
+	} else if (psi_trigger_window_ms(b->psi) != window) {
+		struct log_fields f = LOG_FIELDS_INIT;
+
+		f.backend = "lock";
+		log_event(LOG_NOTICE, MID_LOCK_PRESSURE, &f,
+			  "no CAP_SYS_RESOURCE: memory pressure trigger uses %ums of stall per %ums "
+			  "instead of %u/%u (unprivileged windows are multiples of 2 s)",
+			  psi_trigger_stall_ms(b->psi), psi_trigger_window_ms(b->psi), stall, window);
+	}
+	return 0;
+}
+
+static bool has_cap_ipc_lock(void)
+{
+	_cleanup_free_ char *buf = NULL;
+	unsigned long long eff;
+	const char *p;
+
+	if (read_file_at(AT_FDCWD, "/proc/self/status", 1 << 16, &buf, NULL) < 0)
+		return false;
+	p = strstr(buf, "\nCapEff:");
+	if (!p || sscanf(p + 8, "%llx", &eff) != 1)
+		return false;
+	return eff & (1ULL << 14); /* CAP_IPC_LOCK */
+}
+
+static int lock_probe(const struct backend_env *env _unused_, char **ret_reason)
+{
+	struct rlimit rl;
+
+	*ret_reason = NULL;
+	if (has_cap_ipc_lock())
+		return 0;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+		return -errno;
+	if (rl.rlim_cur == 0) {
+		*ret_reason = strdup("no CAP_IPC_LOCK and RLIMIT_MEMLOCK is 0: cannot lock any page");
+		return -EPERM;
+	}
+	return 0;
+}
+
+static void lock_destroy(void *state)
+{
+	struct lock_backend *b = state;
+
+	if (!b)
+		return;
+	b->recheck = sd_event_source_disable_unref(b->recheck);
+	b->psi = psi_trigger_free(b->psi);
+	for (size_t i = 0; i < b->n_watches; i++)
+		unit_watch_free(b->watches[i]);
+	free(b->watches);
+	b->ls = lockset_free(b->ls); /* unmaps, which unlocks */
+	free(b->vec);
+	sd_event_unref(b->event);
+	free(b);
+}
+
+/* Without CAP_IPC_LOCK the kernel refuses mlock() beyond RLIMIT_MEMLOCK:
+ * plan within it rather than fail on it. */
+static void apply_settings(struct lock_backend *b, const struct daemon_settings *s)
+{
+	struct rlimit rl;
+
+	if (s)
+		b->settings = *s;
+	b->global_cap = resolve_cap(&b->settings.lock_budget, b->mem_total);
+	if (!has_cap_ipc_lock() && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		uint64_t lim = (uint64_t)rl.rlim_cur - (uint64_t)rl.rlim_cur % b->page_size;
+
+		if (b->global_cap == 0 || lim < b->global_cap) {
+			struct log_fields f = LOG_FIELDS_INIT;
+			char v[32];
+
+			b->global_cap = lim;
+			format_bytes(v, sizeof(v), lim);
+			f.backend = "lock";
+			f.bytes = (long long)lim;
+			log_event(LOG_NOTICE, MID_LOCK_MLOCK_FAILED, &f,
+				  "no CAP_IPC_LOCK: locking at most RLIMIT_MEMLOCK (%s); raise LimitMEMLOCK= or "
+				  "grant CAP_IPC_LOCK for the configured budget",
+				  v);
+		}
+	}
+}
+
+static int lock_create(const struct backend_env *env, void **ret_state)
+{
+	struct lock_backend *b;
+	long ps = sysconf(_SC_PAGESIZE);
+	int r;
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	b->page_size = ps > 0 ? (size_t)ps : 4096;
+	b->dry_run = env->dry_run;
+	b->event = env->event ? sd_event_ref(env->event) : NULL;
+	/* Borrowed: the manager keeps the cgroup root open while we live. */
+	b->cgroup_root_fd = env->cgroup_root_fd;
+	r = residency_mem_total(&b->mem_total);
+	if (r < 0)
+		goto fail;
+	apply_settings(b, env->settings);
+	r = lockset_new(b->page_size, &lock_ops, b, &b->ls);
+	if (r < 0)
+		goto fail;
+	r = setup_sources(b);
+	if (r < 0)
+		goto fail;
+	*ret_state = b;
+	return 0;
+fail:
+	lock_destroy(b);
+	return r;
+}
+
+static void report_skipped_kind(struct lock_backend *b, const struct protect_target *t,
+				const struct exec_mapping *m)
+{
+	struct log_fields f = LOG_FIELDS_INIT;
+
+	if (b->skipped_kinds & (1u << m->kind))
+		return;
+	b->skipped_kinds |= 1u << m->kind;
+	f.backend = "lock";
+	f.unit = t->unit;
+	f.pid = t->pid;
+	f.exe = t->exe;
+	log_event(LOG_INFO, MID_LOCK_SKIPPED, &f, "not locking %s exec mapping %s of pid %d: %s (said once)",
+		  mapping_kind_to_string(m->kind), strna(m->path), (int)t->pid,
+		  residency_unlockable_kind(m->kind));
+}
+
+static void open_range(struct lock_backend *b, const struct protect_target *t, const struct exec_mapping *m,
+		       struct lock_range *r)
+{
+	bool quiet = lockset_reported_before(b->ls, r->key.dev, r->key.ino);
+	_cleanup_close_ int fd = -1;
+	struct log_fields f = LOG_FIELDS_INIT;
+	const char *why = NULL;
+	int k;
+
+	f.backend = "lock";
+	f.unit = t->unit;
+	f.pid = t->pid;
+	f.exe = r->path;
+
+	fd = residency_open(t->proc_pid_fd, m, &why);
+	if (fd == -EMEDIUMTYPE) {
+		(void)lockset_range_set_unlockable(b->ls, r, why);
+		if (!quiet)
+			log_event(LOG_INFO, MID_LOCK_SKIPPED, &f, "not locking %s: %s", r->path, why);
+		return;
+	}
+	if (fd < 0) {
+		(void)lockset_range_set_failed(b->ls, r, why ? why : strerror(-fd));
+		if (!quiet)
+			log_event(LOG_WARNING, MID_LOCK_SKIPPED, &f,
+				  "cannot open %s mapped by pid %d: %s (%s); not retried until reload",
+				  r->path, (int)t->pid, why ? why : "error", strerror(-fd));
+		return;
+	}
+	k = residency_map(fd, r->key.offset, r->key.length, &r->map);
+	if (k < 0) {
+		(void)lockset_range_set_failed(b->ls, r, "mmap() failed");
+		if (!quiet)
+			log_event(LOG_WARNING, MID_LOCK_SKIPPED, &f, "cannot map %s: %s", r->path, strerror(-k));
+		return;
+	}
+	if (lockset_range_opened(b->ls, r) < 0) {
+		range_unmap(r, NULL);
+		(void)lockset_range_set_failed(b->ls, r, "out of memory");
+		return;
+	}
+	(void)scan_range(b, r);
+}
+
+static int lock_protect(void *state, const struct protect_target *t)
+{
+	struct lock_backend *b = state;
+	const struct exec_mappings *maps = t->maps;
+	_cleanup_free_ struct lock_mapping *lm = NULL;
+	_cleanup_free_ const struct exec_mapping **src = NULL;
+	const char *group = t->unit ? t->unit : t->cgroup ? t->cgroup : "-";
+	uint64_t unit_cap = 0;
+	size_t n = 0, total = maps ? maps->n : 0;
+	int r;
+
+	if (t->settings)
+		unit_cap = resolve_cap(&t->settings->lock_budget, b->mem_total);
+
+	lm = calloc(total ? total : 1, sizeof(*lm));
+	src = calloc(total ? total : 1, sizeof(*src));
+	if (!lm || !src)
+		return -ENOMEM;
+	for (size_t i = 0; i < total; i++) {
+		const struct exec_mapping *m = &maps->items[i];
+
+		if (residency_unlockable_kind(m->kind) || m->inode == 0 || m->end <= m->start) {
+			report_skipped_kind(b, t, m);
+			continue;
+		}
+		lock_key_from_mapping(makedev(m->dev_major, m->dev_minor), m->inode, m->offset,
+				      m->end - m->start, b->page_size, &lm[n].key);
+		lm[n].path = m->path;
+		src[n] = m;
+		n++;
+	}
+
+	r = lockset_process_set(b->ls, t->pid, group, unit_cap, lm, n);
+	if (r < 0)
+		return r;
+	if (t->unit || t->cgroup)
+		unit_watch_add(b, group, t->cgroup);
+	if (r > 0)
+		for (size_t i = 0; i < n; i++) {
+			struct lock_range *lr = lockset_find_range(b->ls, &lm[i].key);
+
+			if (lr && lr->state == LOCK_RANGE_NEW)
+				open_range(b, t, src[i], lr);
+		}
+	plan_and_apply(b);
+	return 0;
+}
+
+static void lock_release(void *state, pid_t pid)
+{
+	struct lock_backend *b = state;
+
+	/* Ranges nobody maps any more are unmapped (and so unlocked);
+	 * the freed budget goes to what was refused. */
+	if (lockset_process_remove(b->ls, pid) > 0) {
+		unit_watches_prune(b);
+		plan_and_apply(b);
+	}
+}
+
+static int lock_reconfigure(void *state, const struct daemon_settings *s)
+{
+	struct lock_backend *b = state;
+	size_t n;
+
+	(void)residency_mem_total(&b->mem_total);
+	apply_settings(b, s);
+	/* A reload is the moment to try again what failed. */
+	lockset_forget_failures(b->ls);
+	b->mlock_failed_logged = false;
+	b->skipped_kinds = 0;
+	n = lockset_n_ranges(b->ls);
+	for (size_t i = 0; i < n; i++) {
+		struct lock_range *r = lockset_range(b->ls, i);
+
+		if (r->refusal == LOCK_REFUSAL_ERROR)
+			r->refusal = LOCK_REFUSAL_NONE;
+		r->refusals_reported = 0;
+	}
+	(void)setup_sources(b);
+	b->watch_failed_logged = false;
+	unit_watches_reset(b);
+	plan_and_apply(b);
+	log_summary(b, true);
+	return 0;
+}
+
+static void lock_describe(void *state, char *buf, size_t size)
+{
+	struct lock_backend *b = state;
+	struct lockset_totals t;
+	char l[32], r[32], m[32], c[64] = "";
+
+	lockset_totals(b->ls, &t);
+	format_bytes(l, sizeof(l), b->dry_run ? t.admitted_resident : t.locked);
+	format_bytes(r, sizeof(r), t.resident);
+	format_bytes(m, sizeof(m), t.mapped);
+	if (lockset_pressure_ceiling(b->ls) != UINT64_MAX) {
+		char v[24];
+
+		format_bytes(v, sizeof(v), lockset_pressure_ceiling(b->ls));
+		snprintf(c, sizeof(c), ", pressure: at most %s", v);
+	}
+	snprintf(buf, size, "%s%s locked of %s resident text (%s mapped) in %zu ranges of %zu units%s%s",
+		 b->dry_run ? "would have " : "", l, r, m, t.n_admitted, t.n_units,
+		 t.n_refused ? ", some over budget" : "", c);
+}
+
+const struct lockset *backend_lock_lockset(void *state)
+{
+	struct lock_backend *b = state;
+
+	return b->ls;
+}
+
+int backend_lock_recheck(void *state)
+{
+	return do_recheck(state);
+}
+
+int backend_lock_dump(void *state, FILE *f)
+{
+	struct lock_backend *b = state;
+	struct lockset_file_stat *fs = NULL;
+	struct lockset_unit_stat *us = NULL;
+	struct lockset_totals t;
+	size_t nf = 0, nu = 0;
+	uint64_t ceiling = lockset_pressure_ceiling(b->ls);
+	int r;
+
+	lockset_totals(b->ls, &t);
+	fprintf(f,
+		"total ranges=%zu open=%zu admitted=%zu refused=%zu unlockable=%zu failed=%zu processes=%zu "
+		"units=%zu mapped=%" PRIu64 " resident=%" PRIu64 " locked=%" PRIu64 " cap=%" PRIu64,
+		t.n_ranges, t.n_open, t.n_admitted, t.n_refused, t.n_unlockable, t.n_failed, t.n_processes,
+		t.n_units, t.mapped, t.resident, t.locked, b->global_cap);
+	if (ceiling == UINT64_MAX)
+		fprintf(f, " ceiling=none");
+	else
+		fprintf(f, " ceiling=%" PRIu64, ceiling);
+	fprintf(f, " pressure_events=%u", lockset_pressure_events(b->ls));
+	if (b->psi)
+		fprintf(f, " psi=%s:some:%ums/%ums\n", psi_trigger_path(b->psi), psi_trigger_stall_ms(b->psi),
+			psi_trigger_window_ms(b->psi));
+	else
+		fprintf(f, " psi=none\n");
+
+	r = lockset_file_stats(b->ls, &fs, &nf);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < nf; i++)
+		fprintf(f,
+			"file dev=%u:%u ino=%" PRIu64 " ranges=%zu units=%zu pids=%zu mapped=%" PRIu64
+			" resident=%" PRIu64 " locked=%" PRIu64 " state=%s refusal=%s path=%s%s%s\n",
+			major(fs[i].dev), minor(fs[i].dev), fs[i].ino, fs[i].n_ranges, fs[i].n_units,
+			fs[i].n_pids, fs[i].mapped, fs[i].resident, fs[i].locked,
+			lock_range_state_to_string(fs[i].state), lock_refusal_to_string(fs[i].refusal),
+			fs[i].path, fs[i].reason ? " reason=" : "", strempty(fs[i].reason));
+	free(fs);
+
+	r = lockset_unit_stats(b->ls, &us, &nu);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < nu; i++) {
+		const char *psi = "none";
+		char ceiling[24] = "none";
+
+		for (size_t k = 0; k < b->n_watches; k++)
+			if (streq(b->watches[k]->unit, us[i].name) && b->watches[k]->psi)
+				psi = psi_trigger_path(b->watches[k]->psi);
+		if (us[i].ceiling != UINT64_MAX)
+			snprintf(ceiling, sizeof(ceiling), "%" PRIu64, us[i].ceiling);
+		fprintf(f,
+			"unit pids=%zu ranges=%zu mapped=%" PRIu64 " resident=%" PRIu64 " locked=%" PRIu64
+			" charged=%" PRIu64 " cap=%" PRIu64 " ceiling=%s pressure_events=%u psi=%s name=%s\n",
+			us[i].n_pids, us[i].n_ranges, us[i].mapped, us[i].resident, us[i].locked, us[i].charged,
+			us[i].cap, ceiling, us[i].n_pressure_events, psi, us[i].name);
+	}
+	free(us);
+	return 0;
+}
+
+const struct backend_ops backend_lock_ops = {
+	.name = "lock",
+	.probe = lock_probe,
+	.create = lock_create,
+	.destroy = lock_destroy,
+	.protect = lock_protect,
+	.release = lock_release,
+	.reconfigure = lock_reconfigure,
+	.describe = lock_describe,
+};

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The none backend: decide and report, change nothing. */
+#include "backend.h"
+#include "hashmap.h"
+#include "util.h"
+
+struct nstate {
+	struct hashmap pids;
+};
+
+static int none_probe(const struct backend_env *env, char **ret_reason)
+{
+	(void)env;
+	*ret_reason = NULL;
+	return 0;
+}
+
+static int none_create(const struct backend_env *env, void **ret_state)
+{
+	struct nstate *s = calloc(1, sizeof(*s));
+
+	(void)env;
+	if (!s)
+		return -ENOMEM;
+	hashmap_init(&s->pids, hash_int, equal_int);
+	*ret_state = s;
+	return 0;
+}
+
+static void none_destroy(void *state)
+{
+	struct nstate *s = state;
+
+	if (!s)
+		return;
+	hashmap_done(&s->pids);
+	free(s);
+}
+
+static int none_protect(void *state, const struct protect_target *t)
+{
+	struct nstate *s = state;
+	int r = hashmap_put(&s->pids, INT_TO_KEY(t->pid), (void *)1);
+
+	return r == -EEXIST ? 0 : r;
+}
+
+static void none_release(void *state, pid_t pid)
+{
+	struct nstate *s = state;
+
+	hashmap_remove(&s->pids, INT_TO_KEY(pid));
+}
+
+static int none_reconfigure(void *state, const struct daemon_settings *settings)
+{
+	(void)state;
+	(void)settings;
+	return 0;
+}
+
+static void none_describe(void *state, char *buf, size_t size)
+{
+	struct nstate *s = state;
+
+	snprintf(buf, size, "observing only, %zu processes would be protected", s->pids.n_items);
+}
+
+const struct backend_ops backend_none_ops = {
+	.name = "none",
+	.cgroup_only = true,
+	.probe = none_probe,
+	.create = none_create,
+	.destroy = none_destroy,
+	.protect = none_protect,
+	.release = none_release,
+	.reconfigure = none_reconfigure,
+	.describe = none_describe,
+};

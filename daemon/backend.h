@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The seam between the manager and the ways of protecting text: the
+ * kernel's memory.exec_protect, page locking, or nothing. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "maps.h"
+#include "policy.h"
+
+typedef struct sd_event sd_event;
+
+struct backend_env {
+	int cgroup_root_fd;	 /* the cgroup2 mount, or a fake tree in tests */
+	const char *cgroup_root;
+	int proc_fd;		 /* /proc */
+	bool dry_run;		 /* decide and report, change nothing */
+	sd_event *event;	 /* for backends with their own sources */
+	const struct daemon_settings *settings;
+};
+
+struct protect_target {
+	pid_t pid;
+	int pidfd;	      /* pins the process: never a reused PID */
+	int proc_pid_fd;      /* /proc/PID of that same process */
+	const char *unit;     /* NULL if not in a systemd unit */
+	const char *cgroup;   /* cgroup2 path relative to the root */
+	const char *exe;
+	const struct exec_mappings *maps; /* current executable mappings */
+	const struct rule_settings *settings;
+};
+
+struct backend_ops {
+	const char *name;
+	/* Acts on cgroups only: the manager then neither reads a process's
+	 * mappings nor looks at it again after exec. */
+	bool cgroup_only;
+	/* 0 when it can work here; else <0 and a reason for a person. */
+	int (*probe)(const struct backend_env *env, char **ret_reason);
+	int (*create)(const struct backend_env *env, void **ret_state);
+	void (*destroy)(void *state);
+	/* On the decision to protect, and again on each later look. */
+	int (*protect)(void *state, const struct protect_target *t);
+	/* The process exited, or the policy no longer protects it. */
+	void (*release)(void *state, pid_t pid);
+	/* The daemon settings changed (reload). */
+	int (*reconfigure)(void *state, const struct daemon_settings *s);
+	/* A short phrase for STATUS=, e.g. "3 cgroups protected". */
+	void (*describe)(void *state, char *buf, size_t size);
+};
+
+extern const struct backend_ops backend_kernel_ops;
+extern const struct backend_ops backend_none_ops;
+/* The lock backend (unpatched kernels) is added by its own module. */
+extern const struct backend_ops backend_lock_ops;
+
+const struct backend_ops *backend_ops_for(enum backend_choice c);

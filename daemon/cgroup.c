@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <libmount.h>
+#include <systemd/sd-login.h>
+
+#include "cgroup.h"
+#include "util.h"
+
+static void tablep(struct libmnt_table **t)
+{
+	mnt_unref_table(*t);
+}
+
+static void iterp(struct libmnt_iter **i)
+{
+	mnt_free_iter(*i);
+}
+
+int cgroup2_find_mount(const char *mountinfo, char **ret_path)
+{
+	_cleanup_(tablep) struct libmnt_table *tb = NULL;
+	_cleanup_(iterp) struct libmnt_iter *it = NULL;
+	struct libmnt_fs *fs;
+	_cleanup_free_ char *best = NULL;
+	int r;
+
+	tb = mnt_new_table();
+	it = mnt_new_iter(MNT_ITER_FORWARD);
+	if (!tb || !it)
+		return -ENOMEM;
+	r = mnt_table_parse_file(tb, mountinfo ?: "/proc/self/mountinfo");
+	if (r < 0)
+		return r;
+	while (mnt_table_next_fs(tb, it, &fs) == 0) {
+		const char *target = mnt_fs_get_target(fs);
+
+		if (!target || !mnt_fs_match_fstype(fs, "cgroup2"))
+			continue;
+		/* Prefer the unified location; else the first one. */
+		if (!best || streq(target, "/sys/fs/cgroup")) {
+			free(best);
+			best = strdup(target);
+			if (!best)
+				return -ENOMEM;
+		}
+	}
+	if (!best)
+		return -ENOENT;
+	*ret_path = TAKE_PTR(best);
+	return 0;
+}
+
+int cgroup_parse_proc_cgroup(const char *buf, size_t len, char **ret_path)
+{
+	const char *p = buf, *end = buf + len, *found = NULL;
+	size_t found_len = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (l >= 3 && memcmp(p, "0::", 3) == 0) {
+			if (found)
+				return -EBADMSG;
+			found = p + 3;
+			found_len = l - 3;
+		}
+		p += l + 1;
+	}
+	if (!found)
+		return -ENOENT;
+	if (found_len == 0 || found[0] != '/' || memchr(found, '\0', found_len))
+		return -EBADMSG;
+	*ret_path = strndup(found, found_len);
+	return *ret_path ? 0 : -ENOMEM;
+}
+
+static bool has_unit_suffix(const char *name, size_t len)
+{
+	static const char *const types[] = { ".service", ".scope", ".socket", ".mount",
+					     ".swap", ".target", ".timer", ".path", ".device" };
+
+	for (size_t i = 0; i < ELEMENTSOF(types); i++) {
+		size_t tl = strlen(types[i]);
+
+		if (len > tl && memcmp(name + len - tl, types[i], tl) == 0)
+			return true;
+	}
+	return false;
+}
+
+int cgroup_path_to_unit(const char *path, char **ret_unit)
+{
+	const char *p = path;
+
+	for (;;) {
+		size_t l;
+
+		p += strspn(p, "/");
+		if (!*p)
+			return -ENXIO;
+		l = strcspn(p, "/");
+		if (l > 6 && memcmp(p + l - 6, ".slice", 6) == 0) {
+			p += l;
+			continue;
+		}
+		if (!has_unit_suffix(p, l))
+			return -ENXIO;
+		*ret_unit = strndup(p, l);
+		return *ret_unit ? 0 : -ENOMEM;
+	}
+}
+
+int cgroup_unit_of(pid_t pid, const char *cgroup_path, bool systemd, char **ret_unit)
+{
+	if (systemd) {
+		int r = sd_pid_get_unit(pid, ret_unit);
+
+		if (r >= 0 || r == -ESRCH)
+			return r;
+	}
+	return cgroup_path_to_unit(cgroup_path, ret_unit);
+}
+
+int cgroup_relative(const char *cgroup_path, const char **ret)
+{
+	const char *p;
+
+	if (cgroup_path[0] != '/')
+		return -EINVAL;
+	for (p = cgroup_path; *p;) {
+		size_t l;
+
+		p += strspn(p, "/");
+		l = strcspn(p, "/");
+		if ((l == 1 && p[0] == '.') || (l == 2 && p[0] == '.' && p[1] == '.'))
+			return -EINVAL;
+		p += l;
+	}
+	p = cgroup_path + strspn(cgroup_path, "/");
+	*ret = *p ? p : ".";
+	return 0;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* cgroup v2: where it is mounted, which cgroup a process is in, which
+ * systemd unit that cgroup belongs to. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Find the cgroup2 mount in a mountinfo file (NULL: this process's),
+ * using libmount. Unified layouts mount it at /sys/fs/cgroup, hybrid
+ * ones at /sys/fs/cgroup/unified; the first is preferred. */
+int cgroup2_find_mount(const char *mountinfo, char **ret_path);
+
+/* From /proc/PID/cgroup text, the cgroup2 ("0::") path. -ENOENT if the
+ * process has none, -EBADMSG if the text is ambiguous (a cgroup name
+ * with a newline can forge a second line). */
+int cgroup_parse_proc_cgroup(const char *buf, size_t len, char **ret_path);
+
+/* The systemd unit a cgroup path belongs to: the first component after
+ * the leading slices ("/system.slice/nginx.service/x" -> nginx.service).
+ * -ENXIO when the path is not inside a unit. */
+int cgroup_path_to_unit(const char *path, char **ret_unit);
+
+/* The unit of a process: sd_pid_get_unit() when systemd is PID 1 (its
+ * rules, including user and delegated units), else from the path. */
+int cgroup_unit_of(pid_t pid, const char *cgroup_path, bool systemd, char **ret_unit);
+
+/* "/a/b/c" -> "a/b/c": a path usable with openat() on the mount fd.
+ * Refuses "." and ".." components. */
+int cgroup_relative(const char *cgroup_path, const char **ret);

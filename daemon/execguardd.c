@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* execguardd: keeps the program text of chosen services in memory. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "manager.h"
+#include "policy.h"
+#include "util.h"
+
+struct options {
+	struct manager_args args;
+	enum log_target log_target;
+	int log_level;
+	bool check_only;
+	char *dropin_buf;
+};
+
+static void help(void)
+{
+	printf("Usage: execguardd [OPTIONS]\n"
+	       "\n"
+	       "Keep the program text and shared-library code of the services chosen by\n"
+	       "policy in memory: watch process starts, match them against the policy and\n"
+	       "protect them with memory.exec_protect or page locking.\n"
+	       "\n"
+	       "  -h --help               Show this help\n"
+	       "     --version            Show the version\n"
+	       "  -c --config=FILE        Policy file (default %s); drop-ins are read from\n"
+	       "                          FILE without .conf plus .d (default %s)\n"
+	       "     --backend=NAME       Override Backend=: auto, kernel, lock or none\n"
+	       "  -n --dry-run            Decide and report, change nothing\n"
+	       "     --check-config       Parse the policy, print errors as FILE:LINE, exit\n"
+	       "     --cgroup-root=DIR    cgroup2 tree to act on (default: found in mountinfo)\n"
+	       "     --proc-root=DIR      proc file system (default /proc)\n"
+	       "     --receive-buffer=BYTES  Proc connector socket buffer (default from policy)\n"
+	       "     --log-target=TARGET  auto, journal or stderr (default auto)\n"
+	       "     --log-level=LEVEL    err, warning, notice, info or debug (default info)\n"
+	       "  -v --verbose            Same as --log-level=debug\n"
+	       "\n"
+	       "Signals: SIGHUP reloads the policy, SIGUSR1 logs statistics, SIGTERM stops.\n"
+	       "See execguardd(8) and execguard.conf(5).\n",
+	       DEFAULT_CONFIG, DEFAULT_DROPIN_DIR);
+}
+
+static int parse_log_level(const char *s)
+{
+	static const char *const names[] = { "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug" };
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+		if (streq(s, names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
+static char *dropin_dir_for(const char *config)
+{
+	size_t l = strlen(config);
+	char *d;
+
+	if (l > 5 && streq(config + l - 5, ".conf")) {
+		if (asprintf(&d, "%.*s.d", (int)(l - 5), config) < 0)
+			return NULL;
+	} else if (asprintf(&d, "%s.d", config) < 0) {
+		return NULL;
+	}
+	return d;
+}
+
+/* 1: go on; 0: done (help, version); <0: error. */
+static int parse_argv(int argc, char **argv, struct options *o)
+{
+	enum {
+		ARG_VERSION = 0x100,
+		ARG_BACKEND,
+		ARG_CHECK,
+		ARG_CGROUP_ROOT,
+		ARG_PROC_ROOT,
+		ARG_RCVBUF,
+		ARG_LOG_TARGET,
+		ARG_LOG_LEVEL,
+	};
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, ARG_VERSION },
+		{ "config", required_argument, NULL, 'c' },
+		{ "backend", required_argument, NULL, ARG_BACKEND },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "check-config", no_argument, NULL, ARG_CHECK },
+		{ "cgroup-root", required_argument, NULL, ARG_CGROUP_ROOT },
+		{ "proc-root", required_argument, NULL, ARG_PROC_ROOT },
+		{ "receive-buffer", required_argument, NULL, ARG_RCVBUF },
+		{ "log-target", required_argument, NULL, ARG_LOG_TARGET },
+		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
+		{ "verbose", no_argument, NULL, 'v' },
+		{}
+	};
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "hc:nv", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'h':
+			help();
+			return 0;
+		case ARG_VERSION:
+			printf("execguardd %s\n", PROJECT_VERSION);
+			return 0;
+		case 'c':
+			o->args.config_file = optarg;
+			break;
+		case ARG_BACKEND:
+			r = backend_choice_from_string(optarg);
+			if (r < 0) {
+				fprintf(stderr, "execguardd: --backend=%s: expected auto, kernel, lock or none\n", optarg);
+				return -EINVAL;
+			}
+			o->args.backend_override = r;
+			break;
+		case 'n':
+			o->args.dry_run = true;
+			break;
+		case ARG_CHECK:
+			o->check_only = true;
+			break;
+		case ARG_CGROUP_ROOT:
+			o->args.cgroup_root = optarg;
+			break;
+		case ARG_PROC_ROOT:
+			o->args.proc_root = optarg;
+			break;
+		case ARG_RCVBUF: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || v < 4096 || v > (1L << 30)) {
+				fprintf(stderr, "execguardd: --receive-buffer=%s: expected bytes from 4096 to 1073741824\n", optarg);
+				return -EINVAL;
+			}
+			o->args.receive_buffer = (int)v;
+			break;
+		}
+		case ARG_LOG_TARGET:
+			if (streq(optarg, "auto"))
+				o->log_target = LOG_TARGET_AUTO;
+			else if (streq(optarg, "journal"))
+				o->log_target = LOG_TARGET_JOURNAL;
+			else if (streq(optarg, "stderr"))
+				o->log_target = LOG_TARGET_STDERR;
+			else {
+				fprintf(stderr, "execguardd: --log-target=%s: expected auto, journal or stderr\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case ARG_LOG_LEVEL:
+			o->log_level = parse_log_level(optarg);
+			if (o->log_level < 0) {
+				fprintf(stderr, "execguardd: --log-level=%s: expected err, warning, notice, info or debug\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'v':
+			o->log_level = LOG_DEBUG;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "execguardd: unexpected argument '%s' (see --help)\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->args.config_file) {
+		o->dropin_buf = dropin_dir_for(o->args.config_file);
+		if (!o->dropin_buf)
+			return -ENOMEM;
+		o->args.dropin_dir = o->dropin_buf;
+	}
+	return 1;
+}
+
+static int check_config(const struct options *o)
+{
+	struct policy p;
+	int r;
+
+	policy_init(&p);
+	r = policy_load(&p, o->args.config_file, o->args.dropin_dir, true);
+	if (r < 0) {
+		size_t n = policy_print_errors(&p, stderr);
+
+		fprintf(stderr, "execguardd: %zu error%s in the policy\n", n, n == 1 ? "" : "s");
+	} else {
+		printf("policy OK: %zu rule%s from %zu file%s, Backend=%s\n", p.n_rules,
+		       p.n_rules == 1 ? "" : "s", p.n_files, p.n_files == 1 ? "" : "s",
+		       backend_choice_to_string(p.daemon.backend));
+	}
+	policy_done(&p);
+	return r < 0 ? 1 : 0;
+}
+
+static int run(const struct options *o)
+{
+	struct manager *m = NULL;
+	int r;
+
+	r = manager_new(&o->args, &m);
+	if (r < 0)
+		return 1;
+	if ((r = manager_load_policy(m)) < 0 || (r = manager_pick_backend(m)) < 0 ||
+	    (r = manager_start_events(m)) < 0 || (r = manager_scan(m)) < 0 ||
+	    (r = manager_run(m)) < 0) {
+		manager_free(m);
+		return 1;
+	}
+	manager_free(m);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {
+		.args = {
+			.config_file = DEFAULT_CONFIG,
+			.dropin_dir = DEFAULT_DROPIN_DIR,
+			.backend_override = -1,
+		},
+		.log_target = LOG_TARGET_AUTO,
+		.log_level = LOG_INFO,
+	};
+	int r;
+
+	r = parse_argv(argc, argv, &o);
+	if (r <= 0) {
+		free(o.dropin_buf);
+		return r < 0 ? 2 : 0;
+	}
+	log_setup(o.log_target, o.log_level);
+	r = o.check_only ? check_config(&o) : run(&o);
+	free(o.dropin_buf);
+	return r;
+}

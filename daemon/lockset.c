@@ -1,0 +1,1014 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* qsort_r() */
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lockset.h"
+#include "util.h"
+
+struct lock_process {
+	pid_t pid;
+	struct lock_unit *unit;
+	struct lock_range **ranges; /* sorted by key, no duplicates */
+	size_t n_ranges;
+};
+
+struct failed_file {
+	uint64_t dev, ino;
+};
+
+struct lockset {
+	size_t page_size;
+	struct lockset_ops ops;
+	void *userdata;
+
+	struct lock_range **ranges; /* sorted by key */
+	size_t n_ranges, allocated_ranges;
+	struct lock_process **procs; /* sorted by pid */
+	size_t n_procs, allocated_procs;
+	struct lock_unit **units; /* sorted by name */
+	size_t n_units, allocated_units;
+
+	struct failed_file *failed;
+	size_t n_failed, allocated_failed;
+
+	uint64_t ceiling; /* UINT64_MAX: none */
+	uint64_t last_pressure_usec; /* last step down */
+	uint64_t last_event_usec;    /* last event, stepped or not: calm counts from here */
+	bool pressure_seen;
+	unsigned n_pressure_events;
+};
+
+const char *lock_refusal_to_string(enum lock_refusal r)
+{
+	switch (r) {
+	case LOCK_REFUSAL_NONE:
+		return "none";
+	case LOCK_REFUSAL_GLOBAL:
+		return "global-budget";
+	case LOCK_REFUSAL_UNIT:
+		return "unit-budget";
+	case LOCK_REFUSAL_PRESSURE:
+		return "memory-pressure";
+	case LOCK_REFUSAL_ERROR:
+		return "mlock-failed";
+	}
+	return "unknown";
+}
+
+const char *lock_range_state_to_string(enum lock_range_state s)
+{
+	switch (s) {
+	case LOCK_RANGE_NEW:
+		return "new";
+	case LOCK_RANGE_OPEN:
+		return "open";
+	case LOCK_RANGE_UNLOCKABLE:
+		return "unlockable";
+	case LOCK_RANGE_FAILED:
+		return "failed";
+	}
+	return "unknown";
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b ? 1 : 0;
+}
+
+int lock_key_compare(const struct lock_key *a, const struct lock_key *b)
+{
+	int c;
+
+	if ((c = cmp_u64(a->dev, b->dev)) || (c = cmp_u64(a->ino, b->ino)) ||
+	    (c = cmp_u64(a->offset, b->offset)))
+		return c;
+	return cmp_u64(a->length, b->length);
+}
+
+void lock_key_from_mapping(uint64_t dev, uint64_t ino, uint64_t file_offset, uint64_t length,
+			   size_t page_size, struct lock_key *ret)
+{
+	uint64_t mask = (uint64_t)page_size - 1;
+	uint64_t start = file_offset & ~mask;
+	uint64_t end = (file_offset + length + mask) & ~mask;
+
+	*ret = (struct lock_key){ .dev = dev, .ino = ino, .offset = start, .length = end - start };
+}
+
+/* A small growable array of pointers. */
+static int grow(void *items_p, size_t *allocated, size_t need)
+{
+	void ***items = items_p;
+	size_t na;
+	void **ni;
+
+	if (need <= *allocated)
+		return 0;
+	na = *allocated ? *allocated * 2 : 16;
+	while (na < need)
+		na *= 2;
+	ni = realloc(*items, na * sizeof(void *));
+	if (!ni)
+		return -ENOMEM;
+	*items = ni;
+	*allocated = na;
+	return 0;
+}
+
+int lockset_new(size_t page_size, const struct lockset_ops *ops, void *userdata, struct lockset **ret)
+{
+	struct lockset *ls;
+
+	if (page_size == 0 || (page_size & (page_size - 1)))
+		return -EINVAL;
+	ls = calloc(1, sizeof(*ls));
+	if (!ls)
+		return -ENOMEM;
+	ls->page_size = page_size;
+	if (ops)
+		ls->ops = *ops;
+	ls->userdata = userdata;
+	ls->ceiling = UINT64_MAX;
+	*ret = ls;
+	return 0;
+}
+
+static void range_free(struct lockset *ls, struct lock_range *r)
+{
+	if (!r)
+		return;
+	if (ls->ops.range_free)
+		ls->ops.range_free(r, ls->userdata);
+	free(r->path);
+	free(r->reason);
+	free(r->pages);
+	free(r->units);
+	free(r);
+}
+
+static void process_free(struct lock_process *p)
+{
+	if (!p)
+		return;
+	free(p->ranges);
+	free(p);
+}
+
+static void unit_free(struct lock_unit *u)
+{
+	if (!u)
+		return;
+	free(u->name);
+	free(u);
+}
+
+struct lockset *lockset_free(struct lockset *ls)
+{
+	if (!ls)
+		return NULL;
+	for (size_t i = 0; i < ls->n_procs; i++)
+		process_free(ls->procs[i]);
+	for (size_t i = 0; i < ls->n_ranges; i++)
+		range_free(ls, ls->ranges[i]);
+	for (size_t i = 0; i < ls->n_units; i++)
+		unit_free(ls->units[i]);
+	free(ls->procs);
+	free(ls->ranges);
+	free(ls->units);
+	free(ls->failed);
+	free(ls);
+	return NULL;
+}
+
+/* Binary searches: return the index of the match, or of where it goes. */
+static size_t range_index(const struct lockset *ls, const struct lock_key *key, bool *found)
+{
+	size_t lo = 0, hi = ls->n_ranges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = lock_key_compare(&ls->ranges[mid]->key, key);
+
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
+static size_t proc_index(const struct lockset *ls, pid_t pid, bool *found)
+{
+	size_t lo = 0, hi = ls->n_procs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ls->procs[mid]->pid == pid) {
+			*found = true;
+			return mid;
+		}
+		if (ls->procs[mid]->pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
+static size_t unit_index(const struct lockset *ls, const char *name, bool *found)
+{
+	size_t lo = 0, hi = ls->n_units;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(ls->units[mid]->name, name);
+
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
+static void remove_at(void *items_p, size_t *n, size_t i)
+{
+	void **items = items_p;
+
+	memmove(items + i, items + i + 1, (*n - i - 1) * sizeof(void *));
+	(*n)--;
+}
+
+static void insert_at(void *items_p, size_t *n, size_t i, void *item)
+{
+	void **items = items_p;
+
+	memmove(items + i + 1, items + i, (*n - i) * sizeof(void *));
+	items[i] = item;
+	(*n)++;
+}
+
+struct lock_range *lockset_find_range(const struct lockset *ls, const struct lock_key *key)
+{
+	bool found;
+	size_t i = range_index(ls, key, &found);
+
+	return found ? ls->ranges[i] : NULL;
+}
+
+bool lockset_has_process(const struct lockset *ls, pid_t pid)
+{
+	bool found;
+
+	proc_index(ls, pid, &found);
+	return found;
+}
+
+size_t lockset_n_ranges(const struct lockset *ls)
+{
+	return ls->n_ranges;
+}
+
+struct lock_range *lockset_range(const struct lockset *ls, size_t i)
+{
+	return i < ls->n_ranges ? ls->ranges[i] : NULL;
+}
+
+size_t lockset_n_units(const struct lockset *ls)
+{
+	return ls->n_units;
+}
+
+struct lock_unit *lockset_unit(const struct lockset *ls, size_t i)
+{
+	return i < ls->n_units ? ls->units[i] : NULL;
+}
+
+struct lock_unit *lockset_find_unit(const struct lockset *ls, const char *name)
+{
+	bool found;
+	size_t i = unit_index(ls, name, &found);
+
+	return found ? ls->units[i] : NULL;
+}
+
+size_t lockset_n_processes(const struct lockset *ls)
+{
+	return ls->n_procs;
+}
+
+static int unit_get(struct lockset *ls, const char *name, struct lock_unit **ret)
+{
+	struct lock_unit *u;
+	bool found;
+	size_t i = unit_index(ls, name, &found);
+	int r;
+
+	if (found) {
+		*ret = ls->units[i];
+		return 0;
+	}
+	r = grow(&ls->units, &ls->allocated_units, ls->n_units + 1);
+	if (r < 0)
+		return r;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->name = strdup(name);
+	if (!u->name) {
+		free(u);
+		return -ENOMEM;
+	}
+	u->ceiling = UINT64_MAX;
+	insert_at(ls->units, &ls->n_units, i, u);
+	*ret = u;
+	return 0;
+}
+
+static void unit_put(struct lockset *ls, struct lock_unit *u)
+{
+	bool found;
+	size_t i;
+
+	if (u->n_pids > 0)
+		return;
+	i = unit_index(ls, u->name, &found);
+	if (found && ls->units[i] == u) {
+		remove_at(ls->units, &ls->n_units, i);
+		unit_free(u);
+	}
+}
+
+/* Count one more process of unit u mapping r. */
+static int range_ref(struct lock_range *r, struct lock_unit *u)
+{
+	struct lock_unit_ref *nu;
+
+	for (size_t i = 0; i < r->n_units; i++)
+		if (r->units[i].unit == u) {
+			r->units[i].n_pids++;
+			r->n_pids++;
+			return 0;
+		}
+	nu = realloc(r->units, (r->n_units + 1) * sizeof(*nu));
+	if (!nu)
+		return -ENOMEM;
+	r->units = nu;
+	r->units[r->n_units++] = (struct lock_unit_ref){ .unit = u, .n_pids = 1 };
+	r->n_pids++;
+	return 0;
+}
+
+/* Drop one reference; frees the range when nobody maps it any more. */
+static void range_unref(struct lockset *ls, struct lock_range *r, struct lock_unit *u)
+{
+	for (size_t i = 0; i < r->n_units; i++)
+		if (r->units[i].unit == u) {
+			r->n_pids--;
+			if (--r->units[i].n_pids == 0) {
+				r->units[i] = r->units[r->n_units - 1];
+				r->n_units--;
+			}
+			break;
+		}
+	if (r->n_pids == 0) {
+		bool found;
+		size_t i = range_index(ls, &r->key, &found);
+
+		if (found && ls->ranges[i] == r)
+			remove_at(ls->ranges, &ls->n_ranges, i);
+		range_free(ls, r);
+	}
+}
+
+static int cmp_range_ptr(const void *a, const void *b)
+{
+	const struct lock_range *const *x = a, *const *y = b;
+
+	return lock_key_compare(&(*x)->key, &(*y)->key);
+}
+
+int lockset_process_set(struct lockset *ls, pid_t pid, const char *unit, uint64_t unit_cap,
+			const struct lock_mapping *m, size_t n)
+{
+	_cleanup_free_ struct lock_range **want = NULL;
+	_cleanup_free_ bool *created = NULL;
+	struct lock_process *p, *old = NULL;
+	struct lock_unit *u;
+	size_t n_want = 0, n_created = 0, pi;
+	bool found;
+	int r;
+
+	if (!unit || pid <= 0)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (m[i].key.length == 0 || (m[i].key.offset | m[i].key.length) % ls->page_size)
+			return -EINVAL;
+
+	r = unit_get(ls, unit, &u);
+	if (r < 0)
+		return r;
+	u->cap = unit_cap;
+
+	want = calloc(n ? n : 1, sizeof(*want));
+	created = calloc(n ? n : 1, sizeof(*created));
+	p = calloc(1, sizeof(*p));
+	if (!want || !created || !p ||
+	    grow(&ls->ranges, &ls->allocated_ranges, ls->n_ranges + n) < 0 ||
+	    grow(&ls->procs, &ls->allocated_procs, ls->n_procs + 1) < 0) {
+		free(p);
+		unit_put(ls, u);
+		return -ENOMEM;
+	}
+
+	/* Find or create every range first, so that nothing is dropped and
+	 * re-created (losing its locks) when the set merely changes. */
+	for (size_t i = 0; i < n; i++) {
+		size_t ri = range_index(ls, &m[i].key, &found);
+		struct lock_range *lr;
+
+		if (found) {
+			lr = ls->ranges[ri];
+		} else {
+			lr = calloc(1, sizeof(*lr));
+			if (!lr)
+				goto fail;
+			lr->key = m[i].key;
+			lr->path = strdup(m[i].path ? m[i].path : "");
+			if (!lr->path) {
+				free(lr);
+				goto fail;
+			}
+			lr->state = LOCK_RANGE_NEW;
+			insert_at(ls->ranges, &ls->n_ranges, ri, lr);
+			created[n_want] = true;
+			n_created++;
+		}
+		want[n_want++] = lr;
+	}
+	qsort(want, n_want, sizeof(*want), cmp_range_ptr);
+	/* Drop duplicates (a process may map one range twice). */
+	{
+		size_t k = 0;
+
+		for (size_t i = 0; i < n_want; i++)
+			if (k == 0 || want[k - 1] != want[i])
+				want[k++] = want[i];
+		n_want = k;
+	}
+	for (size_t i = 0; i < n_want; i++)
+		if (range_ref(want[i], u) < 0) {
+			for (size_t j = 0; j < i; j++)
+				range_unref(ls, want[j], u);
+			goto fail_refs_dropped;
+		}
+
+	p->pid = pid;
+	p->unit = u;
+	p->ranges = TAKE_PTR(want);
+	p->n_ranges = n_want;
+	u->n_pids++;
+
+	pi = proc_index(ls, pid, &found);
+	if (found) {
+		old = ls->procs[pi];
+		ls->procs[pi] = p;
+	} else {
+		insert_at(ls->procs, &ls->n_procs, pi, p);
+	}
+	if (old) {
+		for (size_t i = 0; i < old->n_ranges; i++)
+			range_unref(ls, old->ranges[i], old->unit);
+		old->unit->n_pids--;
+		unit_put(ls, old->unit);
+		process_free(old);
+	}
+	return (int)n_created;
+
+fail:
+	/* Only ranges created here have no references: free them again. */
+	for (size_t i = 0; i < n_want; i++)
+		if (created[i]) {
+			size_t ri = range_index(ls, &want[i]->key, &found);
+
+			if (found)
+				remove_at(ls->ranges, &ls->n_ranges, ri);
+			range_free(ls, want[i]);
+		}
+	free(p);
+	unit_put(ls, u);
+	return -ENOMEM;
+
+fail_refs_dropped:
+	/* range_unref() freed the created ranges that had been referenced;
+	 * the rest still sit unreferenced in the list. */
+	for (size_t i = 0; i < ls->n_ranges;) {
+		if (ls->ranges[i]->n_pids == 0) {
+			struct lock_range *lr = ls->ranges[i];
+
+			remove_at(ls->ranges, &ls->n_ranges, i);
+			range_free(ls, lr);
+		} else {
+			i++;
+		}
+	}
+	free(p);
+	unit_put(ls, u);
+	return -ENOMEM;
+}
+
+int lockset_process_remove(struct lockset *ls, pid_t pid)
+{
+	struct lock_process *p;
+	bool found;
+	size_t i = proc_index(ls, pid, &found);
+
+	if (!found)
+		return 0;
+	p = ls->procs[i];
+	remove_at(ls->procs, &ls->n_procs, i);
+	for (size_t k = 0; k < p->n_ranges; k++)
+		range_unref(ls, p->ranges[k], p->unit);
+	p->unit->n_pids--;
+	unit_put(ls, p->unit);
+	process_free(p);
+	return 1;
+}
+
+int lockset_range_opened(struct lockset *ls, struct lock_range *r)
+{
+	size_t n = (size_t)(r->key.length / ls->page_size);
+	uint8_t *pages = calloc(n, 1);
+
+	if (!pages)
+		return -ENOMEM;
+	free(r->pages);
+	r->pages = pages;
+	r->n_pages = n;
+	r->n_resident = r->n_locked = 0;
+	r->state = LOCK_RANGE_OPEN;
+	r->dirty = true;
+	return 0;
+}
+
+bool lockset_reported_before(const struct lockset *ls, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; i < ls->n_failed; i++)
+		if (ls->failed[i].dev == dev && ls->failed[i].ino == ino)
+			return true;
+	return false;
+}
+
+static int remember(struct lockset *ls, uint64_t dev, uint64_t ino)
+{
+	if (lockset_reported_before(ls, dev, ino))
+		return 0;
+	if (ls->n_failed == ls->allocated_failed) {
+		size_t na = ls->allocated_failed ? ls->allocated_failed * 2 : 16;
+		struct failed_file *nf = realloc(ls->failed, na * sizeof(*nf));
+
+		if (!nf)
+			return -ENOMEM;
+		ls->failed = nf;
+		ls->allocated_failed = na;
+	}
+	ls->failed[ls->n_failed++] = (struct failed_file){ .dev = dev, .ino = ino };
+	return 0;
+}
+
+static int set_reason(struct lock_range *r, enum lock_range_state state, const char *reason)
+{
+	char *s = strdup(reason);
+
+	if (!s)
+		return -ENOMEM;
+	free(r->reason);
+	r->reason = s;
+	r->state = state;
+	return 0;
+}
+
+int lockset_range_set_unlockable(struct lockset *ls, struct lock_range *r, const char *reason)
+{
+	int k = set_reason(r, LOCK_RANGE_UNLOCKABLE, reason);
+
+	return k < 0 ? k : remember(ls, r->key.dev, r->key.ino);
+}
+
+int lockset_range_set_failed(struct lockset *ls, struct lock_range *r, const char *reason)
+{
+	int k = set_reason(r, LOCK_RANGE_FAILED, reason);
+
+	return k < 0 ? k : remember(ls, r->key.dev, r->key.ino);
+}
+
+void lockset_forget_failures(struct lockset *ls)
+{
+	ls->n_failed = 0;
+}
+
+void lockset_range_update_resident(struct lock_range *r, const unsigned char *vec)
+{
+	size_t res = 0;
+
+	if (r->state != LOCK_RANGE_OPEN)
+		return;
+	for (size_t i = 0; i < r->n_pages; i++) {
+		uint8_t s = r->pages[i] & (uint8_t)~LOCK_PAGE_RESIDENT;
+
+		if (vec[i] & 1) {
+			s |= LOCK_PAGE_RESIDENT;
+			res++;
+		}
+		if (r->pages[i] != s)
+			r->dirty = true;
+		r->pages[i] = s;
+	}
+	r->n_resident = res;
+}
+
+void lockset_range_mark(struct lock_range *r, size_t first, size_t count, bool locked)
+{
+	if (first > r->n_pages || count > r->n_pages - first)
+		return;
+	for (size_t i = first; i < first + count; i++) {
+		bool was = r->pages[i] & LOCK_PAGE_LOCKED;
+
+		if (locked && !was) {
+			r->pages[i] |= LOCK_PAGE_LOCKED;
+			r->n_locked++;
+		} else if (!locked && was) {
+			r->pages[i] &= (uint8_t)~LOCK_PAGE_LOCKED;
+			r->n_locked--;
+		}
+	}
+}
+
+static bool page_needs(const struct lock_range *r, enum lock_run_kind kind, size_t i)
+{
+	uint8_t s = r->pages[i];
+
+	if (kind == LOCK_RUN_LOCK)
+		return r->admitted && (s & LOCK_PAGE_RESIDENT) && !(s & LOCK_PAGE_LOCKED);
+	return (s & LOCK_PAGE_LOCKED) && (!r->admitted || !(s & LOCK_PAGE_RESIDENT));
+}
+
+bool lockset_next_run(const struct lock_range *r, enum lock_run_kind kind, size_t *pos,
+		      size_t *ret_first, size_t *ret_count)
+{
+	size_t i = *pos, first;
+
+	if (r->state != LOCK_RANGE_OPEN || !r->pages)
+		return false;
+	while (i < r->n_pages && !page_needs(r, kind, i))
+		i++;
+	if (i >= r->n_pages) {
+		*pos = i;
+		return false;
+	}
+	first = i;
+	while (i < r->n_pages && page_needs(r, kind, i))
+		i++;
+	*pos = i;
+	*ret_first = first;
+	*ret_count = i - first;
+	return true;
+}
+
+/* Hotness: ranges mapped by more units, then more processes, come first;
+ * ties by key, so that the order is stable. */
+static int cmp_hot(const void *a, const void *b, void *arg)
+{
+	const struct lockset *ls = arg;
+	const struct lock_range *x = ls->ranges[*(const size_t *)a];
+	const struct lock_range *y = ls->ranges[*(const size_t *)b];
+
+	if (x->n_units != y->n_units)
+		return x->n_units > y->n_units ? -1 : 1;
+	if (x->n_pids != y->n_pids)
+		return x->n_pids > y->n_pids ? -1 : 1;
+	return lock_key_compare(&x->key, &y->key);
+}
+
+int lockset_hot_order(const struct lockset *ls, size_t **ret, size_t *ret_n)
+{
+	size_t *order = malloc((ls->n_ranges ? ls->n_ranges : 1) * sizeof(*order));
+
+	if (!order)
+		return -ENOMEM;
+	for (size_t i = 0; i < ls->n_ranges; i++)
+		order[i] = i;
+	qsort_r(order, ls->n_ranges, sizeof(*order), cmp_hot, (void *)ls);
+	*ret = order;
+	*ret_n = ls->n_ranges;
+	return 0;
+}
+
+size_t lockset_plan(struct lockset *ls, uint64_t global_cap)
+{
+	_cleanup_free_ size_t *order = NULL;
+	uint64_t total = 0, cap = global_cap ? global_cap : UINT64_MAX;
+	size_t n, changed = 0;
+
+	for (size_t i = 0; i < ls->n_units; i++)
+		ls->units[i]->charged = 0;
+
+	if (lockset_hot_order(ls, &order, &n) < 0) {
+		/* Out of memory: keep the previous plan. */
+		return 0;
+	}
+
+	for (size_t k = 0; k < n; k++) {
+		struct lock_range *r = ls->ranges[order[k]];
+		uint64_t cost = (uint64_t)r->n_resident * ls->page_size;
+		bool was = r->admitted, any = false;
+		enum lock_refusal why = LOCK_REFUSAL_NONE;
+
+		if (r->state != LOCK_RANGE_OPEN) {
+			r->admitted = false;
+			r->refusal = LOCK_REFUSAL_NONE;
+			continue;
+		}
+		if (r->refusal == LOCK_REFUSAL_ERROR) {
+			/* mlock() failed on it: stays out until a reload. */
+			r->admitted = false;
+			if (was) {
+				r->dirty = true;
+				changed++;
+			}
+			continue;
+		}
+		if (total + cost > cap)
+			why = LOCK_REFUSAL_GLOBAL;
+		else if (total + cost > ls->ceiling)
+			why = LOCK_REFUSAL_PRESSURE;
+		else {
+			bool cap_only = false;
+
+			for (size_t i = 0; i < r->n_units; i++) {
+				struct lock_unit *u = r->units[i].unit;
+				bool cap_ok = u->cap == 0 || u->charged + cost <= u->cap;
+
+				if (cap_ok && u->charged + cost <= u->ceiling)
+					any = true;
+				else if (cap_ok)
+					cap_only = true;
+			}
+			if (!any)
+				why = cap_only ? LOCK_REFUSAL_PRESSURE : LOCK_REFUSAL_UNIT;
+		}
+		if (why == LOCK_REFUSAL_NONE) {
+			for (size_t i = 0; i < r->n_units; i++) {
+				struct lock_unit *u = r->units[i].unit;
+
+				if ((u->cap == 0 || u->charged + cost <= u->cap) && u->charged + cost <= u->ceiling)
+					u->charged += cost;
+			}
+			total += cost;
+		}
+		r->admitted = why == LOCK_REFUSAL_NONE;
+		r->refusal = why;
+		if (r->admitted != was) {
+			r->dirty = true;
+			changed++;
+		}
+	}
+	return changed;
+}
+
+bool lockset_pressure_event(struct lockset *ls, uint64_t now_usec, uint64_t window_usec)
+{
+	struct lockset_totals t;
+	uint64_t base, c;
+
+	ls->n_pressure_events++;
+	ls->last_event_usec = now_usec;
+	if (ls->pressure_seen && now_usec - ls->last_pressure_usec < window_usec)
+		return false;
+	ls->pressure_seen = true;
+	ls->last_pressure_usec = now_usec;
+
+	lockset_totals(ls, &t);
+	base = t.locked < ls->ceiling ? t.locked : ls->ceiling;
+	c = base / 2;
+	c -= c % ls->page_size;
+	if (c == ls->ceiling)
+		return false;
+	ls->ceiling = c;
+	return true;
+}
+
+bool lockset_unit_pressure_event(struct lockset *ls, const char *unit, uint64_t now_usec, uint64_t window_usec)
+{
+	struct lock_unit *u = lockset_find_unit(ls, unit);
+	uint64_t base, c;
+
+	if (!u)
+		return false;
+	u->n_pressure_events++;
+	u->last_event_usec = now_usec;
+	if (u->pressure_seen && now_usec - u->last_step_usec < window_usec)
+		return false;
+	u->pressure_seen = true;
+	u->last_step_usec = now_usec;
+	base = u->charged < u->ceiling ? u->charged : u->ceiling;
+	c = base / 2;
+	c -= c % ls->page_size;
+	if (c == u->ceiling)
+		return false;
+	u->ceiling = c;
+	return true;
+}
+
+bool lockset_pressure_tick(struct lockset *ls, uint64_t now_usec, uint64_t recover_usec)
+{
+	bool changed = false;
+
+	for (size_t i = 0; i < ls->n_units; i++) {
+		struct lock_unit *u = ls->units[i];
+
+		if (u->ceiling != UINT64_MAX && now_usec - u->last_event_usec >= recover_usec) {
+			u->ceiling = UINT64_MAX;
+			changed = true;
+		}
+	}
+	if (ls->ceiling != UINT64_MAX && now_usec - ls->last_event_usec >= recover_usec) {
+		ls->ceiling = UINT64_MAX;
+		changed = true;
+	}
+	return changed;
+}
+
+uint64_t lockset_pressure_ceiling(const struct lockset *ls)
+{
+	return ls->ceiling;
+}
+
+unsigned lockset_pressure_events(const struct lockset *ls)
+{
+	return ls->n_pressure_events;
+}
+
+void lockset_totals(const struct lockset *ls, struct lockset_totals *ret)
+{
+	struct lockset_totals t = {
+		.n_ranges = ls->n_ranges,
+		.n_processes = ls->n_procs,
+		.n_units = ls->n_units,
+	};
+
+	for (size_t i = 0; i < ls->n_ranges; i++) {
+		const struct lock_range *r = ls->ranges[i];
+
+		t.mapped += r->key.length;
+		switch (r->state) {
+		case LOCK_RANGE_OPEN:
+			t.n_open++;
+			t.resident += (uint64_t)r->n_resident * ls->page_size;
+			t.locked += (uint64_t)r->n_locked * ls->page_size;
+			if (r->admitted) {
+				t.n_admitted++;
+				t.admitted_resident += (uint64_t)r->n_resident * ls->page_size;
+			} else
+				t.n_refused++;
+			break;
+		case LOCK_RANGE_UNLOCKABLE:
+			t.n_unlockable++;
+			break;
+		case LOCK_RANGE_FAILED:
+			t.n_failed++;
+			break;
+		case LOCK_RANGE_NEW:
+			break;
+		}
+	}
+	*ret = t;
+}
+
+int lockset_file_stats(const struct lockset *ls, struct lockset_file_stat **ret, size_t *ret_n)
+{
+	struct lockset_file_stat *out = calloc(ls->n_ranges ? ls->n_ranges : 1, sizeof(*out));
+	size_t n = 0;
+
+	if (!out)
+		return -ENOMEM;
+	/* Ranges are sorted by (dev, ino, ...): ranges of a file are adjacent. */
+	for (size_t i = 0; i < ls->n_ranges; i++) {
+		const struct lock_range *r = ls->ranges[i];
+		struct lockset_file_stat *f;
+
+		if (n > 0 && out[n - 1].dev == r->key.dev && out[n - 1].ino == r->key.ino) {
+			f = &out[n - 1];
+		} else {
+			f = &out[n++];
+			*f = (struct lockset_file_stat){
+				.path = r->path,
+				.dev = r->key.dev,
+				.ino = r->key.ino,
+				.state = r->state,
+				.reason = r->reason,
+			};
+		}
+		f->n_ranges++;
+		if (r->n_units > f->n_units)
+			f->n_units = r->n_units;
+		if (r->n_pids > f->n_pids)
+			f->n_pids = r->n_pids;
+		f->mapped += r->key.length;
+		f->resident += (uint64_t)r->n_resident * ls->page_size;
+		f->locked += (uint64_t)r->n_locked * ls->page_size;
+		if (r->state == LOCK_RANGE_OPEN && !r->admitted && f->refusal == LOCK_REFUSAL_NONE)
+			f->refusal = r->refusal;
+	}
+	*ret = out;
+	*ret_n = n;
+	return 0;
+}
+
+int lockset_unit_stats(const struct lockset *ls, struct lockset_unit_stat **ret, size_t *ret_n)
+{
+	struct lockset_unit_stat *out = calloc(ls->n_units ? ls->n_units : 1, sizeof(*out));
+
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < ls->n_units; i++)
+		out[i] = (struct lockset_unit_stat){
+			.name = ls->units[i]->name,
+			.n_pids = ls->units[i]->n_pids,
+			.charged = ls->units[i]->charged,
+			.cap = ls->units[i]->cap,
+			.ceiling = ls->units[i]->ceiling,
+			.n_pressure_events = ls->units[i]->n_pressure_events,
+		};
+	for (size_t i = 0; i < ls->n_ranges; i++) {
+		const struct lock_range *r = ls->ranges[i];
+
+		for (size_t k = 0; k < r->n_units; k++) {
+			bool found;
+			size_t ui = unit_index(ls, r->units[k].unit->name, &found);
+
+			if (!found)
+				continue;
+			out[ui].n_ranges++;
+			out[ui].mapped += r->key.length;
+			out[ui].resident += (uint64_t)r->n_resident * ls->page_size;
+			out[ui].locked += (uint64_t)r->n_locked * ls->page_size;
+		}
+	}
+	*ret = out;
+	*ret_n = ls->n_units;
+	return 0;
+}
+
+int meminfo_parse_total(const char *buf, size_t len, uint64_t *ret_bytes)
+{
+	static const char key[] = "MemTotal:";
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+
+		if ((size_t)(le - p) > sizeof(key) - 1 && memcmp(p, key, sizeof(key) - 1) == 0) {
+			uint64_t v = 0;
+			const char *s = p + sizeof(key) - 1;
+			bool digits = false;
+
+			while (s < le && *s == ' ')
+				s++;
+			for (; s < le && *s >= '0' && *s <= '9'; s++) {
+				if (v > (UINT64_MAX / 1024 - 9) / 10)
+					return -ERANGE;
+				v = v * 10 + (uint64_t)(*s - '0');
+				digits = true;
+			}
+			if (!digits)
+				return -EINVAL;
+			while (s < le && *s == ' ')
+				s++;
+			if (le - s != 2 || memcmp(s, "kB", 2) != 0)
+				return -EINVAL;
+			*ret_bytes = v * 1024;
+			return 0;
+		}
+		p = le + 1;
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The lock backend's engine, free of system calls: which file ranges the
+ * protected processes map (one entry per dev/inode/offset/length whatever
+ * the number of processes), which of their pages were resident at the last
+ * look and which are locked, and the plan of what to lock within the
+ * global and per-unit budgets, hot shared ranges first, giving back the
+ * coldest first under memory pressure. The backend does the I/O
+ * (residency.h) and feeds the results in. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Per-page state bits in lock_range.pages. */
+#define LOCK_PAGE_RESIDENT 0x01u /* in the page cache at the last mincore() */
+#define LOCK_PAGE_LOCKED   0x02u /* mlock()ed by us */
+
+enum lock_range_state {
+	LOCK_RANGE_NEW,	       /* not opened yet */
+	LOCK_RANGE_OPEN,       /* mapped into the daemon, ready to lock */
+	LOCK_RANGE_UNLOCKABLE, /* opened or classified, but not lockable (reason) */
+	LOCK_RANGE_FAILED,     /* could not be opened (reason); not retried */
+};
+
+enum lock_refusal {
+	LOCK_REFUSAL_NONE,
+	LOCK_REFUSAL_GLOBAL,   /* the global budget (or pressure ceiling) is full */
+	LOCK_REFUSAL_UNIT,     /* every unit that maps it is at its cap */
+	LOCK_REFUSAL_PRESSURE, /* the pressure ceiling, not the budget, refused it */
+	LOCK_REFUSAL_ERROR,    /* mlock() failed (RLIMIT_MEMLOCK?) */
+};
+
+const char *lock_refusal_to_string(enum lock_refusal r);
+const char *lock_range_state_to_string(enum lock_range_state s);
+
+struct lock_key {
+	uint64_t dev; /* makedev(major, minor) */
+	uint64_t ino;
+	uint64_t offset; /* page aligned */
+	uint64_t length; /* page aligned, > 0 */
+};
+
+int lock_key_compare(const struct lock_key *a, const struct lock_key *b);
+
+struct lock_unit;
+
+struct lock_unit_ref {
+	struct lock_unit *unit;
+	unsigned n_pids;
+};
+
+struct lock_range {
+	struct lock_key key;
+	char *path; /* for reports; the path at the time it was first seen */
+	enum lock_range_state state;
+	char *reason; /* for UNLOCKABLE and FAILED */
+
+	size_t n_pages;
+	uint8_t *pages; /* LOCK_PAGE_* per page */
+	size_t n_resident, n_locked;
+
+	/* Who maps it: one entry per unit with the count of its processes. */
+	struct lock_unit_ref *units;
+	size_t n_units, n_pids;
+
+	/* Result of the last plan. */
+	bool admitted;
+	/* Residency or admission changed since the I/O side last acted on
+	 * it: only such ranges need a walk over their pages. */
+	bool dirty;
+	enum lock_refusal refusal;
+	unsigned refusals_reported; /* bit per enum lock_refusal, for the I/O side */
+
+	/* Owned by the I/O side: the daemon's own mapping of the range. */
+	void *map;
+};
+
+struct lock_unit {
+	char *name;
+	uint64_t cap;	  /* per-unit budget in bytes; 0 = none */
+	size_t n_pids;
+	uint64_t charged; /* bytes charged to it by the last plan */
+
+	/* Pressure in the unit's own cgroup (memory.pressure). */
+	uint64_t ceiling; /* UINT64_MAX: none */
+	uint64_t last_step_usec, last_event_usec;
+	bool pressure_seen;
+	unsigned n_pressure_events;
+};
+
+struct lockset_ops {
+	/* Called before a range is freed (last process gone): unmap it. */
+	void (*range_free)(struct lock_range *r, void *userdata);
+};
+
+struct lockset;
+
+int lockset_new(size_t page_size, const struct lockset_ops *ops, void *userdata, struct lockset **ret);
+struct lockset *lockset_free(struct lockset *ls);
+
+/* One mapping a process has, as the lock set sees it. */
+struct lock_mapping {
+	struct lock_key key;
+	const char *path;
+};
+
+/* Set the complete list of lockable ranges mapped by pid, in unit (which
+ * may be any grouping name, never NULL) with its per-unit cap (0 = none).
+ * References the process no longer has are dropped, new ranges are created
+ * in state NEW. Returns the number of ranges created or a negative errno
+ * (on error the previous state of pid is kept). */
+int lockset_process_set(struct lockset *ls, pid_t pid, const char *unit, uint64_t unit_cap,
+			const struct lock_mapping *m, size_t n);
+
+/* Drop every reference pid holds; ranges nobody maps any more are freed
+ * through ops->range_free. Returns 1 if pid was known, else 0. */
+int lockset_process_remove(struct lockset *ls, pid_t pid);
+
+bool lockset_has_process(const struct lockset *ls, pid_t pid);
+
+/* Iteration over ranges and units, sorted by key / by name. */
+size_t lockset_n_ranges(const struct lockset *ls);
+struct lock_range *lockset_range(const struct lockset *ls, size_t i);
+struct lock_range *lockset_find_range(const struct lockset *ls, const struct lock_key *key);
+size_t lockset_n_units(const struct lockset *ls);
+struct lock_unit *lockset_find_unit(const struct lockset *ls, const char *name);
+struct lock_unit *lockset_unit(const struct lockset *ls, size_t i);
+size_t lockset_n_processes(const struct lockset *ls);
+
+/* Mark a range as opened (allocates its page array), unlockable or failed.
+ * Either way the (dev, inode) is remembered: lockset_reported_before() says
+ * it was reported already (do not report again), until
+ * lockset_forget_failures() (on reload). */
+int lockset_range_opened(struct lockset *ls, struct lock_range *r);
+int lockset_range_set_unlockable(struct lockset *ls, struct lock_range *r, const char *reason);
+int lockset_range_set_failed(struct lockset *ls, struct lock_range *r, const char *reason);
+bool lockset_reported_before(const struct lockset *ls, uint64_t dev, uint64_t ino);
+void lockset_forget_failures(struct lockset *ls);
+
+/* Take a mincore() vector (bit 0 of each byte) for an OPEN range. Pages
+ * that were locked but are no longer resident (truncated file) keep their
+ * LOCKED bit so that lockset_next_run() finds them to unlock. */
+void lockset_range_update_resident(struct lock_range *r, const unsigned char *vec);
+
+/* Record that pages [first, first+count) are now locked or unlocked. */
+void lockset_range_mark(struct lock_range *r, size_t first, size_t count, bool locked);
+
+enum lock_run_kind {
+	LOCK_RUN_LOCK,	 /* resident, not locked, range admitted */
+	LOCK_RUN_UNLOCK, /* locked, and the range is not admitted or the page is gone */
+};
+
+/* Find the next run of pages at or after *pos that needs the given action.
+ * Returns true with [*ret_first, *ret_first + *ret_count) and advances *pos. */
+bool lockset_next_run(const struct lock_range *r, enum lock_run_kind kind, size_t *pos,
+		      size_t *ret_first, size_t *ret_count);
+
+/* The plan: admit OPEN ranges hot first (most units, then most processes
+ * mapping them) while their resident bytes fit the global cap (0 = no
+ * cap), the pressure ceiling and the cap and pressure ceiling of at least
+ * one unit mapping them (charged to each such unit that has room).
+ * Returns the number of ranges whose admission changed. */
+size_t lockset_plan(struct lockset *ls, uint64_t global_cap);
+
+/* Order (indices into the range list) used by the plan; for reports. */
+int lockset_hot_order(const struct lockset *ls, size_t **ret, size_t *ret_n);
+
+/* Memory pressure. An event at now_usec (at most one step per window_usec)
+ * halves the ceiling, starting from what is locked; the ceiling is lifted
+ * when lockset_pressure_tick() sees recover_usec without events. Both
+ * return true when the ceiling changed (then plan again). */
+bool lockset_pressure_event(struct lockset *ls, uint64_t now_usec, uint64_t window_usec);
+bool lockset_pressure_tick(struct lockset *ls, uint64_t now_usec, uint64_t recover_usec);
+/* The same for one unit, from its cgroup's memory.pressure: the unit's
+ * ceiling halves from what the last plan charged it; ranges it shares
+ * with units that still have room stay locked. The tick above lifts unit
+ * ceilings too. Returns true when the unit's ceiling changed. */
+bool lockset_unit_pressure_event(struct lockset *ls, const char *unit, uint64_t now_usec, uint64_t window_usec);
+/* UINT64_MAX when no ceiling is in force. */
+uint64_t lockset_pressure_ceiling(const struct lockset *ls);
+unsigned lockset_pressure_events(const struct lockset *ls);
+
+struct lockset_totals {
+	size_t n_ranges, n_open, n_admitted, n_refused, n_unlockable, n_failed;
+	size_t n_processes, n_units;
+	uint64_t mapped, resident, locked; /* bytes, each range counted once */
+	uint64_t admitted_resident;	   /* what a plan would lock (dry run) */
+};
+
+void lockset_totals(const struct lockset *ls, struct lockset_totals *ret);
+
+/* Per-file and per-unit figures for the journal, STATUS= and execguardctl.
+ * A unit's mapped/resident/locked count every range it maps (shared ones
+ * in full); charged is what the budget plan charged it. */
+struct lockset_file_stat {
+	const char *path;
+	uint64_t dev, ino;
+	size_t n_ranges, n_units, n_pids;
+	uint64_t mapped, resident, locked;
+	enum lock_range_state state;
+	enum lock_refusal refusal; /* of the first refused range, if any */
+	const char *reason;
+};
+
+struct lockset_unit_stat {
+	const char *name;
+	size_t n_pids, n_ranges;
+	uint64_t mapped, resident, locked, charged, cap;
+	uint64_t ceiling; /* UINT64_MAX: none */
+	unsigned n_pressure_events;
+};
+
+int lockset_file_stats(const struct lockset *ls, struct lockset_file_stat **ret, size_t *ret_n);
+int lockset_unit_stats(const struct lockset *ls, struct lockset_unit_stat **ret, size_t *ret_n);
+
+/* Pure helpers shared with the tests. */
+int meminfo_parse_total(const char *buf, size_t len, uint64_t *ret_bytes);
+/* Page-align a mapping: [offset, offset + length) rounded out to pages. */
+void lock_key_from_mapping(uint64_t dev, uint64_t ino, uint64_t file_offset, uint64_t length,
+			   size_t page_size, struct lock_key *ret);

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <systemd/sd-journal.h>
+
+#include "log.h"
+#include "util.h"
+
+#define RATE_INTERVAL_NS (5ULL * 1000000000ULL)
+#define RATE_BURST 500
+
+static bool use_journal;
+static int max_priority = LOG_INFO;
+static unsigned long long rate_start;
+static unsigned rate_count, rate_dropped;
+
+/* systemd sets JOURNAL_STREAM to the device:inode of the stream it
+ * connected to stderr; only then is stderr the journal. */
+static bool stderr_is_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2)
+		return false;
+	if (fstat(STDERR_FILENO, &st) < 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+void log_setup(enum log_target target, int maxp)
+{
+	use_journal = target == LOG_TARGET_JOURNAL ||
+		      (target == LOG_TARGET_AUTO && stderr_is_journal());
+	max_priority = maxp;
+}
+
+bool log_to_journal(void)
+{
+	return use_journal;
+}
+
+int log_max_priority(void)
+{
+	return max_priority;
+}
+
+static bool rate_limited(int priority)
+{
+	unsigned long long now;
+
+	if (priority < LOG_INFO)
+		return false;
+	now = now_ns();
+	if (now - rate_start > RATE_INTERVAL_NS) {
+		if (rate_dropped) {
+			unsigned d = rate_dropped;
+
+			rate_dropped = 0;
+			rate_start = now;
+			rate_count = 0;
+			log_event(LOG_NOTICE, NULL, NULL,
+				  "%u informational messages were suppressed (more than %u in 5 s)",
+				  d, RATE_BURST);
+		}
+		rate_start = now;
+		rate_count = 0;
+	}
+	if (++rate_count > RATE_BURST) {
+		rate_dropped++;
+		return true;
+	}
+	return false;
+}
+
+#define MAX_FIELDS 12
+
+static void send_journal(int priority, const char *message_id, const struct log_fields *f,
+			 const char *msg)
+{
+	char buf[MAX_FIELDS][96];
+	struct iovec iov[MAX_FIELDS + 8];
+	size_t n = 0, nb = 0;
+	_cleanup_free_ char *m = NULL, *unit = NULL, *cgroup = NULL, *exe = NULL;
+
+#define ADD_FIXED(...)                                                         \
+	do {                                                                  \
+		int _l = snprintf(buf[nb], sizeof(buf[nb]), __VA_ARGS__);     \
+		iov[n++] = (struct iovec){ buf[nb], (size_t)_l < sizeof(buf[nb]) ? (size_t)_l : sizeof(buf[nb]) - 1 }; \
+		nb++;                                                         \
+	} while (0)
+#define ADD_STR(var, name, value)                                                  \
+	do {                                                                      \
+		if ((value) && asprintf(&(var), name "=%s", (value)) >= 0)        \
+			iov[n++] = (struct iovec){ (var), strlen(var) };          \
+	} while (0)
+
+	if (asprintf(&m, "MESSAGE=%s", msg) < 0)
+		return;
+	iov[n++] = (struct iovec){ m, strlen(m) };
+	ADD_FIXED("PRIORITY=%d", priority);
+	ADD_FIXED("SYSLOG_IDENTIFIER=execguardd");
+	if (message_id)
+		ADD_FIXED("MESSAGE_ID=%s", message_id);
+	if (f) {
+		ADD_STR(unit, "EXECGUARD_UNIT", f->unit);
+		ADD_STR(cgroup, "EXECGUARD_CGROUP", f->cgroup);
+		ADD_STR(exe, "EXECGUARD_EXE", f->exe);
+		if (f->backend)
+			ADD_FIXED("EXECGUARD_BACKEND=%s", f->backend);
+		if (f->pid > 0)
+			ADD_FIXED("EXECGUARD_PID=%d", (int)f->pid);
+		if (f->bytes >= 0)
+			ADD_FIXED("EXECGUARD_BYTES=%lld", f->bytes);
+		if (f->latency_us >= 0)
+			ADD_FIXED("EXECGUARD_LATENCY_USEC=%lld", f->latency_us);
+	}
+	if (sd_journal_sendv(iov, (int)n) < 0)
+		fprintf(stderr, "%s\n", msg); /* journald away: do not lose it */
+#undef ADD_FIXED
+#undef ADD_STR
+}
+
+void log_event(int priority, const char *message_id, const struct log_fields *f,
+	       const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	int saved = errno;
+
+	if (priority > max_priority || rate_limited(priority)) {
+		errno = saved;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+
+	if (use_journal) {
+		send_journal(priority, message_id, f, msg);
+	} else {
+		static const char *const level[] = { "emerg", "alert", "crit", "error",
+						     "warning", "notice", "info", "debug" };
+
+		if (priority <= LOG_WARNING)
+			fprintf(stderr, "execguardd: %s: %s\n", level[priority & 7], msg);
+		else
+			fprintf(stderr, "execguardd: %s\n", msg);
+	}
+	errno = saved;
+}

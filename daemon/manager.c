@@ -1,0 +1,994 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "backend.h"
+#include "cgroup.h"
+#include "cnproc.h"
+#include "hashmap.h"
+#include "manager.h"
+#include "maps.h"
+#include "util.h"
+
+#define RX_BUFFER_SIZE (64 * 1024)
+#define MAX_EVENTS_PER_DATAGRAM 64
+#define LATENCY_SAMPLES 16384
+#define RESCAN_DEBOUNCE_USEC 10000
+#define STATUS_INTERVAL_USEC 1000000
+
+struct tracked {
+	pid_t pid;
+	int pidfd;
+	char *exe, *cgroup, *unit;
+	char *source;		   /* what decided: rule name or unit file */
+	struct rule_settings settings;
+	unsigned stage;		   /* next look: index into rescan delays */
+	uint64_t due_ns;
+	struct tracked *prev, *next; /* in the queue of its stage */
+	bool queued;
+	bool seen;		   /* mark for the full rescan */
+	uint64_t exec_bytes;	   /* file-backed exec mappings, last look */
+};
+
+struct stage_queue {
+	struct tracked *head, *tail;
+};
+
+struct manager {
+	struct manager_args args;
+	sd_event *event;
+	sd_event_source *cn_source, *rescan_timer, *full_rescan_timer, *status_timer;
+	int cn_fd;
+	bool cn_filtered;
+	bool systemd;
+	bool use_procmap_query;
+	bool status_dirty;
+	bool overflow_pending; /* lost events; rescan once the queue is empty */
+
+	struct policy policy;
+	enum backend_choice backend_choice;
+	const struct backend_ops *backend_ops;
+	void *backend;
+	struct backend_env env;
+	int proc_fd;
+	int cgroup_root_fd;
+	char *cgroup_root;
+
+	struct hashmap procs; /* pid -> struct tracked (protected ones only) */
+	struct stage_queue stages[ELEMENTSOF(((struct daemon_settings *)0)->rescan_delays_ms)];
+
+	uint64_t n_datagrams, n_exec, n_exit, n_decisions, n_protect_decisions;
+	uint64_t n_overflows, n_full_rescans, n_looks, n_gone_early, n_backend_errors;
+	uint32_t latency_us[LATENCY_SAMPLES];
+	uint64_t n_latency;
+	uint8_t rx[RX_BUFFER_SIZE];
+};
+
+static int pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* The process behind a pidfd has exited (or the fd is bad). */
+static bool pidfd_exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 0) != 0;
+}
+
+size_t policy_print_errors(const struct policy *p, FILE *f)
+{
+	for (size_t i = 0; i < p->n_errors; i++) {
+		const struct policy_error *e = &p->errors[i];
+
+		if (e->line)
+			fprintf(f, "%s:%u: %s\n", e->file, e->line, e->message);
+		else
+			fprintf(f, "%s: %s\n", e->file, e->message);
+	}
+	return p->n_errors;
+}
+
+static void log_policy_errors(const struct policy *p, const char *what)
+{
+	for (size_t i = 0; i < p->n_errors; i++) {
+		const struct policy_error *e = &p->errors[i];
+
+		if (e->line)
+			log_event(LOG_ERR, MID_POLICY_REJECTED, NULL, "%s:%u: %s", e->file, e->line,
+				  e->message);
+		else
+			log_event(LOG_ERR, MID_POLICY_REJECTED, NULL, "%s: %s", e->file, e->message);
+	}
+	log_event(LOG_ERR, MID_POLICY_REJECTED, NULL, "%s: %zu error%s in the policy", what,
+		  p->n_errors, p->n_errors == 1 ? "" : "s");
+}
+
+static void tracked_unqueue(struct manager *m, struct tracked *t)
+{
+	struct stage_queue *q;
+
+	if (!t->queued)
+		return;
+	q = &m->stages[t->stage];
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		q->head = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	else
+		q->tail = t->prev;
+	t->prev = t->next = NULL;
+	t->queued = false;
+}
+
+static void rearm_rescan_timer(struct manager *m);
+
+/* Queue the look of the given stage. Unqueues first, from the queue of
+ * the stage it is in now. */
+static void tracked_queue(struct manager *m, struct tracked *t, unsigned stage, uint64_t base_ns)
+{
+	const struct daemon_settings *d = &m->policy.daemon;
+	struct stage_queue *q;
+
+	tracked_unqueue(m, t);
+	t->stage = stage;
+	if (t->stage >= d->n_rescan_delays)
+		return;
+	/* Every entry of a stage has the same delay, so appending keeps
+	 * each queue sorted by due time. */
+	t->due_ns = base_ns + (uint64_t)d->rescan_delays_ms[t->stage] * 1000000ULL;
+	q = &m->stages[t->stage];
+	t->prev = q->tail;
+	t->next = NULL;
+	if (q->tail)
+		q->tail->next = t;
+	else
+		q->head = t;
+	q->tail = t;
+	t->queued = true;
+	rearm_rescan_timer(m);
+}
+
+static void tracked_free(struct manager *m, struct tracked *t)
+{
+	if (!t)
+		return;
+	tracked_unqueue(m, t);
+	hashmap_remove(&m->procs, INT_TO_KEY(t->pid));
+	closep(&t->pidfd);
+	free(t->exe);
+	free(t->cgroup);
+	free(t->unit);
+	free(t->source);
+	free(t);
+	m->status_dirty = true;
+}
+
+static void release_tracked(struct manager *m, struct tracked *t)
+{
+	m->backend_ops->release(m->backend, t->pid);
+	tracked_free(m, t);
+}
+
+static void record_latency(struct manager *m, uint64_t exec_ts)
+{
+	uint64_t now = now_ns();
+	uint64_t us = now > exec_ts ? (now - exec_ts) / 1000 : 0;
+
+	m->latency_us[m->n_latency++ % LATENCY_SAMPLES] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+/* What we learn about a process, read through a /proc/PID fd that is
+ * known to belong to the pidfd's process. */
+struct look {
+	pid_t pid;
+	int pidfd;
+	int proc_pid_fd;
+	char *exe, *cgroup, *unit;
+};
+
+static void look_done(struct look *l)
+{
+	closep(&l->pidfd);
+	closep(&l->proc_pid_fd);
+	free(l->exe);
+	free(l->cgroup);
+	free(l->unit);
+}
+
+/* Read a process's cgroup and unit through a /proc/PID directory fd:
+ * bound to that process, so a later process with the same PID cannot
+ * answer. 0 on success, -ESRCH when it is gone (normal), -ENOENT for
+ * processes without a cgroup2 path. */
+static int look_at(struct manager *m, pid_t pid, struct look *l)
+{
+	char name[16];
+	_cleanup_free_ char *cg = NULL;
+	size_t len;
+	int r;
+
+	*l = (struct look){ .pid = pid, .pidfd = -1, .proc_pid_fd = -1 };
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	l->proc_pid_fd = openat(m->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (l->proc_pid_fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	r = read_file_at(l->proc_pid_fd, "cgroup", 1 << 16, &cg, &len);
+	if (r < 0)
+		return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
+	r = cgroup_parse_proc_cgroup(cg, len, &l->cgroup);
+	if (r < 0)
+		return r;
+	r = cgroup_unit_of(pid, l->cgroup, m->systemd, &l->unit);
+	if (r == -ESRCH)
+		return r;
+	return 0;
+}
+
+/* Only needed when a rule looks at the executable. -ENOENT: a kernel
+ * thread. */
+static int look_at_exe(struct look *l)
+{
+	char exe[4096];
+	ssize_t n;
+
+	n = readlinkat(l->proc_pid_fd, "exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return errno == ENOENT ? -ENOENT : errno == ESRCH ? -ESRCH : -errno;
+	exe[n] = '\0';
+	l->exe = strdup(exe);
+	return l->exe ? 0 : -ENOMEM;
+}
+
+/* Pin the process we looked at with a pidfd, only when we act on it.
+ * The pidfd is opened first; a lookup in the directory fd succeeding
+ * afterwards shows its process was still alive then, so the PID had
+ * not been reused and the pidfd is that same process. */
+static int look_pin(struct look *l, int known_pidfd)
+{
+	l->pidfd = known_pidfd >= 0 ? fcntl(known_pidfd, F_DUPFD_CLOEXEC, 3) :
+				      pidfd_open_(l->pid);
+	if (l->pidfd < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	if (faccessat(l->proc_pid_fd, "cgroup", F_OK, 0) < 0 || pidfd_exited(l->pidfd))
+		return -ESRCH;
+	return 0;
+}
+
+static int protect_now(struct manager *m, struct tracked *t, struct look *l)
+{
+	struct exec_mappings maps = { 0 };
+	struct protect_target target;
+	int r;
+
+	if (!m->backend_ops->cgroup_only) {
+		r = maps_read(l->proc_pid_fd, &m->use_procmap_query, &maps);
+		if (r < 0 && r != -ESRCH && r != -ENOENT)
+			log_debug("cannot read mappings of pid %d: %s", (int)t->pid, strerror(-r));
+	}
+	t->exec_bytes = exec_mappings_file_bytes(&maps);
+	target = (struct protect_target){
+		.pid = t->pid,
+		.pidfd = t->pidfd,
+		.proc_pid_fd = l->proc_pid_fd,
+		.unit = t->unit,
+		.cgroup = t->cgroup,
+		.exe = t->exe,
+		.maps = &maps,
+		.settings = &t->settings,
+	};
+	r = m->backend_ops->protect(m->backend, &target);
+	if (r < 0)
+		m->n_backend_errors++;
+	exec_mappings_clear(&maps);
+	free(maps.items);
+	m->n_looks++;
+	return r;
+}
+
+static char *strdup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/* Decide about one process and act on the decision. exec_ts is the
+ * kernel's exec timestamp, 0 when found by a scan. */
+static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
+{
+	struct tracked *t = hashmap_get(&m->procs, INT_TO_KEY(pid));
+	struct policy_decision d;
+	struct policy_input in;
+	struct look l;
+	struct log_fields f = LOG_FIELDS_INIT;
+	int r;
+
+	r = look_at(m, pid, &l);
+	if (r == 0) {
+		in = (struct policy_input){ .unit = l.unit, .cgroup = l.cgroup };
+		/* Most processes are in no cgroup a rule protects: decide
+		 * those without reading their executable or pinning them. */
+		if (policy_may_protect(&m->policy, &in)) {
+			r = look_at_exe(&l);
+			in.exe = l.exe;
+			if (r == 0) {
+				policy_decide(&m->policy, &in, &d);
+				if (d.protect)
+					r = look_pin(&l, t ? t->pidfd : -1);
+			}
+		} else {
+			d = (struct policy_decision){ .protect = false, .protect_source = "no rule matches" };
+		}
+	}
+	if (r < 0) {
+		look_done(&l);
+		if (r == -ESRCH) {
+			m->n_gone_early++; /* exited before we looked: normal */
+			if (t)
+				release_tracked(m, t);
+			return 0;
+		}
+		if (t)
+			release_tracked(m, t);
+		return r == -ENOENT ? 0 : r;
+	}
+	m->n_decisions++;
+
+	if (!d.protect) {
+		if (t) {
+			log_info("pid %d (%s) no longer protected: %s", (int)pid, strna(l.exe ?: t->exe), d.protect_source);
+			release_tracked(m, t);
+		}
+		if (exec_ts)
+			record_latency(m, exec_ts);
+		look_done(&l);
+		return 0;
+	}
+
+	bool is_new = !t;
+
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t) {
+			look_done(&l);
+			return -ENOMEM;
+		}
+		t->pid = pid;
+		t->pidfd = TAKE_FD(l.pidfd);
+		r = hashmap_put(&m->procs, INT_TO_KEY(pid), t);
+		if (r < 0) {
+			closep(&t->pidfd);
+			free(t);
+			look_done(&l);
+			return r;
+		}
+	}
+	free(t->exe);
+	free(t->cgroup);
+	free(t->unit);
+	free(t->source);
+	t->exe = TAKE_PTR(l.exe);
+	t->cgroup = TAKE_PTR(l.cgroup);
+	t->unit = TAKE_PTR(l.unit);
+	t->source = strdup_or_null(d.protect_source);
+	t->settings = d.settings;
+	t->seen = true;
+	m->status_dirty = true;
+
+	r = protect_now(m, t, &l);
+	m->n_protect_decisions++;
+	if (exec_ts)
+		record_latency(m, exec_ts);
+
+	if (!is_new && exec_ts == 0) {
+		/* A rescan found it as it was: nothing new to say. */
+		look_done(&l);
+		return 0;
+	}
+	f.unit = t->unit;
+	f.cgroup = t->cgroup;
+	f.exe = t->exe;
+	f.pid = pid;
+	f.backend = m->backend_ops->name;
+	f.bytes = (long long)t->exec_bytes;
+	if (exec_ts)
+		f.latency_us = (long long)m->latency_us[(m->n_latency - 1) % LATENCY_SAMPLES];
+	log_event(LOG_INFO, MID_PROCESS_PROTECTED, &f,
+		  "%s pid %d (%s) in %s%s%s: policy %s, backend %s%s%s",
+		  m->args.dry_run || m->backend_ops == &backend_none_ops ? "would protect" : "protect",
+		  (int)pid, t->exe, t->cgroup, t->unit ? ", unit " : "", strempty(t->unit),
+		  strna(t->source), m->backend_ops->name, r < 0 ? ", failed: " : "",
+		  r < 0 ? strerror(-r) : "");
+
+	/* ld.so maps the libraries after exec: look again later. */
+	if (!m->backend_ops->cgroup_only)
+		tracked_queue(m, t, 0, now_ns());
+	look_done(&l);
+	return 0;
+}
+
+/* Look at every process: at start, after lost events, after reload. */
+static int scan_all(struct manager *m)
+{
+	_cleanup_close_ int dfd = -1;
+	struct hashmap_entry *e = NULL;
+	struct tracked *gone[256];
+	size_t i = 0, n_gone;
+	struct dirent *de;
+	DIR *d;
+
+	dfd = openat(m->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	d = fdopendir(dfd);
+	if (!d)
+		return -errno;
+	dfd = -1;
+	while ((e = hashmap_next(&m->procs, &i, e)))
+		((struct tracked *)e->value)->seen = false;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		examine(m, (pid_t)pid, 0);
+	}
+	closedir(d);
+	/* Tracked but not seen: exited while events were lost. */
+	do {
+		n_gone = 0;
+		i = 0;
+		e = NULL;
+		while (n_gone < ELEMENTSOF(gone) && (e = hashmap_next(&m->procs, &i, e)))
+			if (!((struct tracked *)e->value)->seen)
+				gone[n_gone++] = e->value;
+		for (size_t k = 0; k < n_gone; k++)
+			release_tracked(m, gone[k]);
+	} while (n_gone == ELEMENTSOF(gone));
+	m->n_full_rescans++;
+	return 0;
+}
+
+static int on_full_rescan(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)s;
+	(void)usec;
+	scan_all(m);
+	log_event(LOG_NOTICE, MID_OVERFLOW, NULL,
+		  "rescanned /proc after lost connector events (%llu overflows so far)",
+		  (unsigned long long)m->n_overflows);
+	return 0;
+}
+
+static void schedule_full_rescan(struct manager *m)
+{
+	int enabled = SD_EVENT_OFF;
+	uint64_t now;
+
+	sd_event_source_get_enabled(m->full_rescan_timer, &enabled);
+	if (enabled != SD_EVENT_OFF)
+		return; /* one is pending; it will see everything */
+	sd_event_now(m->event, CLOCK_MONOTONIC, &now);
+	sd_event_source_set_time(m->full_rescan_timer, now + RESCAN_DEBOUNCE_USEC);
+	sd_event_source_set_enabled(m->full_rescan_timer, SD_EVENT_ONESHOT);
+}
+
+static void handle_exit(struct manager *m, const struct cnproc_event *ev)
+{
+	struct tracked *t;
+
+	if (ev->pid != ev->tgid)
+		return; /* a thread */
+	t = hashmap_get(&m->procs, INT_TO_KEY(ev->tgid));
+	if (!t)
+		return;
+	/* The leader can exit before its other threads: only drop the
+	 * process when it is really gone. */
+	if (pidfd_exited(t->pidfd))
+		release_tracked(m, t);
+}
+
+static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct manager *m = userdata;
+	struct cnproc_event ev[MAX_EVENTS_PER_DATAGRAM];
+
+	(void)s;
+	(void)revents;
+	/* Drain what is queued, but let other sources run between bursts. */
+	for (int round = 0; round < 1024; round++) {
+		ssize_t n = cnproc_receive(fd, m->rx, sizeof(m->rx));
+		int k;
+
+		if (n == -EAGAIN || n == -EINTR) {
+			/* Netlink reports ENOBUFS once per congestion and drops
+			 * silently until the queue has run empty, which is now:
+			 * only a rescan from here on sees every lost process. */
+			if (n == -EAGAIN && m->overflow_pending) {
+				m->overflow_pending = false;
+				schedule_full_rescan(m);
+			}
+			return 0;
+		}
+		if (n == -ENOBUFS) {
+			if (m->n_overflows++ == 0 || m->n_overflows % 100 == 0)
+				log_event(LOG_WARNING, MID_OVERFLOW, NULL,
+					  "proc connector overflow: events lost (%llu times so far); rescanning /proc",
+					  (unsigned long long)m->n_overflows);
+			m->overflow_pending = true;
+			m->status_dirty = true;
+			continue;
+		}
+		if (n == -EPERM)
+			continue; /* not from the kernel: ignore */
+		if (n < 0) {
+			log_error("proc connector receive failed: %s; resubscribing", strerror((int)-n));
+			cnproc_subscribe(fd, m->cn_filtered);
+			schedule_full_rescan(m);
+			return 0;
+		}
+		m->n_datagrams++;
+		k = cnproc_decode(m->rx, (size_t)n, ev, ELEMENTSOF(ev));
+		if (k < 0) {
+			log_debug("malformed proc connector datagram: %s", strerror(-k));
+			continue;
+		}
+		for (int i = 0; i < k; i++) {
+			if (ev[i].type == CNPROC_EXEC) {
+				m->n_exec++;
+				examine(m, ev[i].tgid, ev[i].timestamp_ns);
+			} else if (ev[i].type == CNPROC_EXIT) {
+				m->n_exit++;
+				handle_exit(m, &ev[i]);
+			} else if (ev[i].type == CNPROC_ACK && ev[i].err) {
+				log_warning("proc connector refused the subscription: %s",
+					    strerror((int)ev[i].err));
+			}
+		}
+	}
+	return 0;
+}
+
+static void rearm_rescan_timer(struct manager *m)
+{
+	uint64_t due = UINT64_MAX;
+
+	for (size_t i = 0; i < ELEMENTSOF(m->stages); i++)
+		if (m->stages[i].head && m->stages[i].head->due_ns < due)
+			due = m->stages[i].head->due_ns;
+	if (due == UINT64_MAX) {
+		sd_event_source_set_enabled(m->rescan_timer, SD_EVENT_OFF);
+		return;
+	}
+	sd_event_source_set_time(m->rescan_timer, due / 1000);
+	sd_event_source_set_enabled(m->rescan_timer, SD_EVENT_ONESHOT);
+}
+
+/* A later look at a protected process: its libraries are mapped now. */
+static void look_again(struct manager *m, struct tracked *t)
+{
+	struct look l;
+	int r;
+
+	/* The pidfd pins the process: if it exited, a new one with its PID
+	 * must not be mistaken for it. */
+	if (pidfd_exited(t->pidfd)) {
+		release_tracked(m, t);
+		return;
+	}
+	r = look_at(m, t->pid, &l);
+	if (r == 0 && pidfd_exited(t->pidfd))
+		r = -ESRCH;
+	if (r < 0) {
+		look_done(&l);
+		release_tracked(m, t);
+		return;
+	}
+	protect_now(m, t, &l);
+	look_done(&l);
+	tracked_queue(m, t, t->stage + 1, now_ns());
+}
+
+static int on_rescan_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+	uint64_t now = now_ns();
+
+	(void)s;
+	(void)usec;
+	for (size_t i = 0; i < ELEMENTSOF(m->stages); i++) {
+		struct tracked *t;
+
+		while ((t = m->stages[i].head) && t->due_ns <= now + 1000000ULL) {
+			tracked_unqueue(m, t);
+			look_again(m, t);
+		}
+	}
+	rearm_rescan_timer(m);
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void latency_percentiles(struct manager *m, uint32_t *p50, uint32_t *p99, uint32_t *max)
+{
+	size_t n = m->n_latency < LATENCY_SAMPLES ? m->n_latency : LATENCY_SAMPLES;
+	uint32_t *copy;
+
+	*p50 = *p99 = *max = 0;
+	if (!n)
+		return;
+	copy = malloc(n * sizeof(uint32_t));
+	if (!copy)
+		return;
+	memcpy(copy, m->latency_us, n * sizeof(uint32_t));
+	qsort(copy, n, sizeof(uint32_t), cmp_u32);
+	*p50 = copy[n / 2];
+	*p99 = copy[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
+	*max = copy[n - 1];
+	free(copy);
+}
+
+static void log_stats(struct manager *m, const char *when)
+{
+	struct rusage ru;
+	uint32_t p50, p99, max;
+	double cpu_us;
+
+	getrusage(RUSAGE_SELF, &ru);
+	cpu_us = (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
+		 (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
+	latency_percentiles(m, &p50, &p99, &max);
+	log_notice("stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %u us p99 %u us max %u us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu",
+		   when, (unsigned long long)m->n_exec, (unsigned long long)m->n_exit,
+		   (unsigned long long)m->n_decisions, (unsigned long long)m->n_protect_decisions,
+		   (unsigned long long)m->n_looks, (unsigned long long)m->n_gone_early,
+		   (unsigned long long)m->n_overflows, (unsigned long long)m->n_full_rescans,
+		   (unsigned long long)m->n_backend_errors, p50, p99, max,
+		   (unsigned long long)(m->n_latency < LATENCY_SAMPLES ? m->n_latency : LATENCY_SAMPLES),
+		   cpu_us, ru.ru_maxrss, m->procs.n_items);
+}
+
+static void update_status(struct manager *m, const char *prefix)
+{
+	char backend[256];
+
+	m->backend_ops->describe(m->backend, backend, sizeof(backend));
+	sd_notifyf(false, "STATUS=%s%sbackend %s%s: %zu processes protected; %s; %llu execs seen, %llu overflows",
+		   strempty(prefix), prefix ? " " : "", m->backend_ops->name,
+		   m->args.dry_run ? " (dry run)" : "", m->procs.n_items, backend,
+		   (unsigned long long)m->n_exec, (unsigned long long)m->n_overflows);
+	m->status_dirty = false;
+}
+
+static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (m->status_dirty)
+		update_status(m, NULL);
+	sd_event_source_set_time(s, usec + STATUS_INTERVAL_USEC);
+	return 0;
+}
+
+static int load_policy_into(struct manager *m, struct policy *p)
+{
+	policy_init(p);
+	return policy_load(p, m->args.config_file, m->args.dropin_dir, true);
+}
+
+int manager_load_policy(struct manager *m)
+{
+	int r = load_policy_into(m, &m->policy);
+	struct log_fields f = LOG_FIELDS_INIT;
+
+	if (r < 0) {
+		log_policy_errors(&m->policy, "refusing to start");
+		return r;
+	}
+	f.backend = backend_choice_to_string(m->policy.daemon.backend);
+	log_event(LOG_INFO, MID_POLICY_LOADED, &f, "policy loaded: %zu rule%s from %zu file%s",
+		  m->policy.n_rules, m->policy.n_rules == 1 ? "" : "s", m->policy.n_files,
+		  m->policy.n_files == 1 ? "" : "s");
+	return 0;
+}
+
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct manager *m = userdata;
+	struct policy next;
+	struct log_fields f = LOG_FIELDS_INIT;
+	int r;
+
+	(void)s;
+	(void)si;
+	sd_notify(false, "RELOADING=1\nSTATUS=reloading policy");
+	r = load_policy_into(m, &next);
+	if (r < 0) {
+		log_policy_errors(&next, "reload rejected, the previous policy stays in force");
+		policy_done(&next);
+		update_status(m, "reload rejected (see log), previous policy in force;");
+		sd_notify(false, "READY=1");
+		return 0;
+	}
+	if (next.daemon.backend != m->policy.daemon.backend)
+		log_notice("Backend=%s takes effect at the next start; keeping %s",
+			   backend_choice_to_string(next.daemon.backend), m->backend_ops->name);
+	/* Delay stages index the queues: drain them before swapping. */
+	for (size_t i = 0; i < ELEMENTSOF(m->stages); i++)
+		while (m->stages[i].head)
+			tracked_unqueue(m, m->stages[i].head);
+	policy_done(&m->policy);
+	m->policy = next;
+	m->env.settings = &m->policy.daemon;
+	m->backend_ops->reconfigure(m->backend, &m->policy.daemon);
+	f.backend = m->backend_ops->name;
+	log_event(LOG_INFO, MID_POLICY_LOADED, &f, "policy reloaded: %zu rule%s from %zu file%s",
+		  m->policy.n_rules, m->policy.n_rules == 1 ? "" : "s", m->policy.n_files,
+		  m->policy.n_files == 1 ? "" : "s");
+	scan_all(m);
+	update_status(m, NULL);
+	sd_notify(false, "READY=1");
+	return 0;
+}
+
+static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)s;
+	log_info("received %s, stopping", strsignal((int)si->ssi_signo));
+	sd_notify(false, "STOPPING=1\nSTATUS=stopping");
+	return sd_event_exit(m->event, 0);
+}
+
+static int on_stats(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	(void)s;
+	(void)si;
+	log_stats(userdata, "on request");
+	return 0;
+}
+
+int manager_new(const struct manager_args *args, struct manager **ret)
+{
+	struct manager *m;
+	sigset_t mask;
+	int r;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->args = *args;
+	m->cn_fd = m->proc_fd = m->cgroup_root_fd = -1;
+	m->use_procmap_query = true;
+	m->systemd = sd_booted() > 0;
+	hashmap_init(&m->procs, hash_int, equal_int);
+	policy_init(&m->policy);
+
+	m->proc_fd = open(args->proc_root ?: "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (m->proc_fd < 0) {
+		r = log_error_errno(-errno, "cannot open %s: %m", args->proc_root ?: "/proc");
+		goto fail;
+	}
+	if (args->cgroup_root) {
+		m->cgroup_root = strdup(args->cgroup_root);
+	} else {
+		r = cgroup2_find_mount(NULL, &m->cgroup_root);
+		if (r < 0) {
+			log_error("no cgroup2 file system is mounted (looked in /proc/self/mountinfo): %s",
+				  strerror(-r));
+			goto fail;
+		}
+	}
+	if (!m->cgroup_root) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	m->cgroup_root_fd = open(m->cgroup_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (m->cgroup_root_fd < 0) {
+		r = log_error_errno(-errno, "cannot open cgroup root %s: %m", m->cgroup_root);
+		goto fail;
+	}
+
+	r = sd_event_default(&m->event);
+	if (r < 0)
+		goto fail;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if ((r = sd_event_add_signal(m->event, NULL, SIGHUP, on_reload, m)) < 0 ||
+	    (r = sd_event_add_signal(m->event, NULL, SIGTERM, on_terminate, m)) < 0 ||
+	    (r = sd_event_add_signal(m->event, NULL, SIGINT, on_terminate, m)) < 0 ||
+	    (r = sd_event_add_signal(m->event, NULL, SIGUSR1, on_stats, m)) < 0)
+		goto fail;
+	r = sd_event_add_time(m->event, &m->rescan_timer, CLOCK_MONOTONIC, UINT64_MAX, 1000,
+			      on_rescan_timer, m);
+	if (r < 0)
+		goto fail;
+	sd_event_source_set_enabled(m->rescan_timer, SD_EVENT_OFF);
+	r = sd_event_add_time(m->event, &m->full_rescan_timer, CLOCK_MONOTONIC, UINT64_MAX, 1000,
+			      on_full_rescan, m);
+	if (r < 0)
+		goto fail;
+	sd_event_source_set_enabled(m->full_rescan_timer, SD_EVENT_OFF);
+	/* Sends WATCHDOG=1 at half of WATCHDOG_USEC when that is set. */
+	r = sd_event_set_watchdog(m->event, true);
+	if (r < 0)
+		goto fail;
+	*ret = m;
+	return 0;
+fail:
+	manager_free(m);
+	return r;
+}
+
+int manager_pick_backend(struct manager *m)
+{
+	static const enum backend_choice order[] = { BACKEND_KERNEL, BACKEND_LOCK };
+	enum backend_choice want = m->args.backend_override >= 0 ?
+					   (enum backend_choice)m->args.backend_override :
+					   m->policy.daemon.backend;
+	struct log_fields f = LOG_FIELDS_INIT;
+	int r;
+
+	m->env = (struct backend_env){
+		.cgroup_root_fd = m->cgroup_root_fd,
+		.cgroup_root = m->cgroup_root,
+		.proc_fd = m->proc_fd,
+		.dry_run = m->args.dry_run,
+		.event = m->event,
+		.settings = &m->policy.daemon,
+	};
+	if (want == BACKEND_AUTO) {
+		for (size_t i = 0; i < ELEMENTSOF(order) && !m->backend_ops; i++) {
+			const struct backend_ops *ops = backend_ops_for(order[i]);
+			char *why = NULL;
+
+			if (!ops)
+				continue;
+			if (ops->probe(&m->env, &why) == 0)
+				m->backend_ops = ops;
+			else
+				log_info("backend %s not usable: %s", ops->name, strna(why));
+			free(why);
+		}
+		if (!m->backend_ops) {
+			log_warning("no protecting backend works here; observing only (backend none)");
+			m->backend_ops = &backend_none_ops;
+		}
+	} else {
+		char *why = NULL;
+
+		m->backend_ops = backend_ops_for(want);
+		if (!m->backend_ops) {
+			log_error("backend %s is not built into this execguardd",
+				  backend_choice_to_string(want));
+			return -EOPNOTSUPP;
+		}
+		r = m->backend_ops->probe(&m->env, &why);
+		if (r < 0) {
+			log_error("backend %s cannot work here: %s", m->backend_ops->name,
+				  why ? why : strerror(-r));
+			free(why);
+			return r;
+		}
+		free(why);
+	}
+	r = m->backend_ops->create(&m->env, &m->backend);
+	if (r < 0)
+		return log_error_errno(r, "cannot set up backend %s: %s", m->backend_ops->name,
+				       strerror(-r));
+	m->backend_choice = want;
+	f.backend = m->backend_ops->name;
+	log_event(LOG_INFO, MID_BACKEND, &f, "backend %s%s, cgroup2 at %s", m->backend_ops->name,
+		  m->args.dry_run ? " (dry run: nothing is changed)" : "", m->cgroup_root);
+	return 0;
+}
+
+int manager_start_events(struct manager *m)
+{
+	struct utsname u;
+	int r;
+
+	r = cnproc_open(m->args.receive_buffer ?: m->policy.daemon.receive_buffer);
+	if (r < 0)
+		return log_error_errno(r, "cannot open the proc connector: %s%s", strerror(-r),
+				       r == -EPROTONOSUPPORT ? " (kernel without CONFIG_PROC_EVENTS)" : "");
+	m->cn_fd = r;
+	/* The 6.6 event filter keeps fork/uid/comm traffic away from us. */
+	m->cn_filtered = uname(&u) == 0 && kernel_release_at_least(u.release, 6, 6);
+	r = cnproc_subscribe(m->cn_fd, m->cn_filtered);
+	if (r < 0)
+		return log_error_errno(r, "cannot subscribe to the proc connector: %s%s",
+				       strerror(-r),
+				       r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
+	r = sd_event_add_io(m->event, &m->cn_source, m->cn_fd, EPOLLIN, on_connector, m);
+	if (r < 0)
+		return r;
+
+	r = sd_event_add_time_relative(m->event, &m->status_timer, CLOCK_MONOTONIC,
+				       STATUS_INTERVAL_USEC, 100000, on_status_timer, m);
+	if (r < 0)
+		return r;
+	sd_event_source_set_enabled(m->status_timer, SD_EVENT_ON);
+	log_info("listening to the proc connector (%s)",
+		 m->cn_filtered ? "exec and exit events only, kernel-side filter" :
+				  "all events, filtered here: kernel older than 6.6");
+	return 0;
+}
+
+int manager_scan(struct manager *m)
+{
+	int r = scan_all(m);
+
+	if (r < 0)
+		return log_error_errno(r, "cannot scan processes: %s", strerror(-r));
+	update_status(m, NULL);
+	return 0;
+}
+
+int manager_run(struct manager *m)
+{
+	int r;
+
+	sd_notify(false, "READY=1");
+	log_info("ready: %zu processes protected after the initial scan", m->procs.n_items);
+	r = sd_event_loop(m->event);
+	log_stats(m, "at exit");
+	return r;
+}
+
+struct manager *manager_free(struct manager *m)
+{
+	struct hashmap_entry *e;
+	size_t i;
+
+	if (!m)
+		return NULL;
+	for (;;) {
+		i = 0;
+		e = hashmap_next(&m->procs, &i, NULL);
+		if (!e)
+			break;
+		if (m->backend_ops)
+			release_tracked(m, e->value);
+		else
+			tracked_free(m, e->value);
+	}
+	if (m->backend_ops)
+		m->backend_ops->destroy(m->backend);
+	hashmap_done(&m->procs);
+	sd_event_source_unref(m->cn_source);
+	sd_event_source_unref(m->rescan_timer);
+	sd_event_source_unref(m->full_rescan_timer);
+	sd_event_source_unref(m->status_timer);
+	sd_event_unref(m->event);
+	closep(&m->cn_fd);
+	closep(&m->proc_fd);
+	closep(&m->cgroup_root_fd);
+	free(m->cgroup_root);
+	policy_done(&m->policy);
+	free(m);
+	return NULL;
+}

@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+
+#include "maps.h"
+#include "util.h"
+
+/* Debian 12's uapi headers predate PROCMAP_QUERY (6.11); the ABI is fixed. */
+#ifndef PROCMAP_QUERY
+struct procmap_query {
+	uint64_t size;
+	uint64_t query_flags;
+	uint64_t query_addr;
+	uint64_t vma_start;
+	uint64_t vma_end;
+	uint64_t vma_flags;
+	uint64_t vma_page_size;
+	uint64_t vma_offset;
+	uint64_t inode;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	uint32_t vma_name_size;
+	uint32_t build_id_size;
+	uint64_t vma_name_addr;
+	uint64_t build_id_addr;
+};
+#define PROCMAP_QUERY _IOWR('f', 17, struct procmap_query)
+#define PROCMAP_QUERY_VMA_EXECUTABLE 0x04
+#define PROCMAP_QUERY_COVERING_OR_NEXT_VMA 0x10
+#endif
+
+#define DELETED_SUFFIX " (deleted)"
+#define MEMFD_PREFIX "/memfd:"
+
+const char *mapping_kind_to_string(enum mapping_kind k)
+{
+	switch (k) {
+	case MAPPING_FILE:
+		return "file";
+	case MAPPING_DELETED:
+		return "deleted";
+	case MAPPING_MEMFD:
+		return "memfd";
+	case MAPPING_ANON:
+		return "anonymous";
+	case MAPPING_SPECIAL:
+		return "special";
+	}
+	return "unknown";
+}
+
+static int parse_hex(const char **p, const char *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+	const char *s = *p;
+
+	if (s >= end)
+		return -EINVAL;
+	for (; s < end; s++) {
+		unsigned d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (*s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (*s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			break;
+		if (v >> 60)
+			return -ERANGE;
+		v = v * 16 + d;
+	}
+	if (s == *p)
+		return -EINVAL;
+	*p = s;
+	*ret = v;
+	return 0;
+}
+
+static int parse_dec(const char **p, const char *end, uint64_t *ret)
+{
+	uint64_t v = 0;
+	const char *s = *p;
+
+	for (; s < end && *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -ERANGE;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (s == *p)
+		return -EINVAL;
+	*p = s;
+	*ret = v;
+	return 0;
+}
+
+static int expect_char(const char **p, const char *end, char c)
+{
+	if (*p >= end || **p != c)
+		return -EINVAL;
+	(*p)++;
+	return 0;
+}
+
+static void skip_spaces(const char **p, const char *end)
+{
+	while (*p < end && **p == ' ')
+		(*p)++;
+}
+
+/* The kernel escapes only '\n' in map paths, as the octal "\012";
+ * PROCMAP_QUERY names come raw and are copied verbatim. */
+static char *copy_path(const char *s, size_t len, bool escaped)
+{
+	char *out = malloc(len + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len; i++) {
+		if (escaped && s[i] == '\\' && len - i >= 4 &&
+		    s[i + 1] == '0' && s[i + 2] == '1' && s[i + 3] == '2') {
+			*o++ = '\n';
+			i += 3;
+		} else {
+			*o++ = s[i];
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+static bool has_suffix(const char *s, size_t len, const char *suffix)
+{
+	size_t sl = strlen(suffix);
+
+	return len >= sl && memcmp(s + len - sl, suffix, sl) == 0;
+}
+
+/* Classify a mapping from its name and inode and store the path. */
+static int classify(const char *name, size_t len, bool escaped, uint64_t inode,
+		    struct exec_mapping *m)
+{
+	bool deleted = false;
+
+	m->path = NULL;
+	if (len == 0) {
+		m->kind = inode ? MAPPING_FILE : MAPPING_ANON;
+		return 0;
+	}
+	if (name[0] != '/') {
+		/* "[vdso]", "[anon:name]" and friends: not a file. */
+		m->kind = inode ? MAPPING_FILE : MAPPING_SPECIAL;
+		m->path = copy_path(name, len, escaped);
+		return m->path ? 0 : -ENOMEM;
+	}
+	if (has_suffix(name, len, DELETED_SUFFIX)) {
+		deleted = true;
+		len -= strlen(DELETED_SUFFIX);
+	}
+	m->path = copy_path(name, len, escaped);
+	if (!m->path)
+		return -ENOMEM;
+	if (strncmp(m->path, MEMFD_PREFIX, strlen(MEMFD_PREFIX)) == 0)
+		m->kind = MAPPING_MEMFD;
+	else
+		m->kind = deleted ? MAPPING_DELETED : MAPPING_FILE;
+	return 0;
+}
+
+int maps_parse_line(const char *line, size_t len, struct exec_mapping *ret)
+{
+	const char *p = line, *end = line + len;
+	uint64_t start, stop, offset, major, minor, inode;
+	char perms[4];
+	int r;
+
+	if (len > 0 && line[len - 1] == '\n')
+		end--;
+
+	if ((r = parse_hex(&p, end, &start)) < 0 || (r = expect_char(&p, end, '-')) < 0 ||
+	    (r = parse_hex(&p, end, &stop)) < 0 || (r = expect_char(&p, end, ' ')) < 0)
+		return -EINVAL;
+	if (end - p < 5)
+		return -EINVAL;
+	memcpy(perms, p, 4);
+	p += 4;
+	if (expect_char(&p, end, ' ') < 0 || parse_hex(&p, end, &offset) < 0 ||
+	    expect_char(&p, end, ' ') < 0 || parse_hex(&p, end, &major) < 0 ||
+	    expect_char(&p, end, ':') < 0 || parse_hex(&p, end, &minor) < 0 ||
+	    expect_char(&p, end, ' ') < 0 || parse_dec(&p, end, &inode) < 0)
+		return -EINVAL;
+	if (stop < start || major > UINT32_MAX || minor > UINT32_MAX)
+		return -EINVAL;
+	if ((perms[0] != 'r' && perms[0] != '-') || (perms[1] != 'w' && perms[1] != '-') ||
+	    (perms[2] != 'x' && perms[2] != '-') || (perms[3] != 'p' && perms[3] != 's'))
+		return -EINVAL;
+	if (perms[2] != 'x')
+		return 0;
+	if (p < end && *p != ' ')
+		return -EINVAL;
+	skip_spaces(&p, end);
+
+	*ret = (struct exec_mapping){
+		.start = start,
+		.end = stop,
+		.offset = offset,
+		.inode = inode,
+		.dev_major = (uint32_t)major,
+		.dev_minor = (uint32_t)minor,
+	};
+	r = classify(p, (size_t)(end - p), true, inode, ret);
+	return r < 0 ? r : 1;
+}
+
+int exec_mappings_append(struct exec_mappings *m, const struct exec_mapping *item)
+{
+	if (m->n == m->allocated) {
+		size_t na = m->allocated ? m->allocated * 2 : 16;
+		struct exec_mapping *ni = realloc(m->items, na * sizeof(*ni));
+
+		if (!ni)
+			return -ENOMEM;
+		m->items = ni;
+		m->allocated = na;
+	}
+	m->items[m->n++] = *item;
+	return 0;
+}
+
+void exec_mappings_clear(struct exec_mappings *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->items[i].path);
+	m->n = 0;
+}
+
+int maps_parse_buffer(const char *buf, size_t len, struct exec_mappings *out)
+{
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		struct exec_mapping m;
+		int r;
+
+		if (l > 0) {
+			r = maps_parse_line(p, l, &m);
+			if (r < 0)
+				return r;
+			if (r > 0) {
+				r = exec_mappings_append(out, &m);
+				if (r < 0) {
+					free(m.path);
+					return r;
+				}
+			}
+		}
+		p += l + 1;
+	}
+	return 0;
+}
+
+uint64_t exec_mappings_file_bytes(const struct exec_mappings *m)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (m->items[i].kind == MAPPING_FILE || m->items[i].kind == MAPPING_DELETED)
+			sum += m->items[i].end - m->items[i].start;
+	return sum;
+}
+
+/* PATH_MAX plus room for " (deleted)". */
+#define QUERY_NAME_MAX 4200
+
+static int maps_read_query(int maps_fd, struct exec_mappings *out)
+{
+	_cleanup_free_ char *name = malloc(QUERY_NAME_MAX);
+	uint64_t addr = 0;
+
+	if (!name)
+		return -ENOMEM;
+	for (;;) {
+		struct procmap_query q = {
+			.size = sizeof(q),
+			.query_flags = PROCMAP_QUERY_COVERING_OR_NEXT_VMA | PROCMAP_QUERY_VMA_EXECUTABLE,
+			.query_addr = addr,
+			.vma_name_size = QUERY_NAME_MAX,
+			.vma_name_addr = (uint64_t)(uintptr_t)name,
+		};
+		struct exec_mapping m;
+		size_t nlen;
+		int r;
+
+		if (ioctl(maps_fd, PROCMAP_QUERY, &q) < 0) {
+			if (errno == ENOENT)
+				return 0; /* no further VMA */
+			return -errno;
+		}
+		nlen = q.vma_name_size ? q.vma_name_size - 1 : 0;
+		m = (struct exec_mapping){
+			.start = q.vma_start,
+			.end = q.vma_end,
+			.offset = q.vma_offset,
+			.inode = q.inode,
+			.dev_major = q.dev_major,
+			.dev_minor = q.dev_minor,
+		};
+		r = classify(name, nlen, false, q.inode, &m);
+		if (r < 0)
+			return r;
+		r = exec_mappings_append(out, &m);
+		if (r < 0) {
+			free(m.path);
+			return r;
+		}
+		if (q.vma_end <= addr)
+			return -EIO;
+		addr = q.vma_end;
+	}
+}
+
+int maps_read(int proc_pid_fd, bool *use_query, struct exec_mappings *out)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r;
+
+	if (!use_query || *use_query) {
+		fd = openat(proc_pid_fd, "maps", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		r = maps_read_query(fd, out);
+		if (r != -ENOTTY && r != -EINVAL)
+			return r;
+		/* Kernel without PROCMAP_QUERY: use the text from now on. */
+		exec_mappings_clear(out);
+		if (use_query)
+			*use_query = false;
+	}
+	r = read_file_at(proc_pid_fd, "maps", 64 << 20, &buf, &len);
+	if (r < 0)
+		return r;
+	return maps_parse_buffer(buf, len, out);
+}

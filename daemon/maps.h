@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Executable mappings of a process: a pure parser for /proc/PID/maps
+ * text and a PROCMAP_QUERY reader (Linux 6.11+) behind one call. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum mapping_kind {
+	MAPPING_FILE,	 /* a file on a file system: protectable */
+	MAPPING_DELETED, /* its file was unlinked (" (deleted)") */
+	MAPPING_MEMFD,	 /* memfd: shmem, not protectable */
+	MAPPING_ANON,	 /* anonymous exec memory (JIT) */
+	MAPPING_SPECIAL, /* [vdso], [vsyscall] and other named kernel areas */
+};
+
+struct exec_mapping {
+	uint64_t start, end, offset, inode;
+	uint32_t dev_major, dev_minor;
+	enum mapping_kind kind;
+	char *path; /* unescaped, " (deleted)" removed; NULL for anonymous */
+};
+
+struct exec_mappings {
+	struct exec_mapping *items;
+	size_t n, allocated;
+};
+
+const char *mapping_kind_to_string(enum mapping_kind k);
+
+/* Parse one line of /proc/PID/maps (without or with trailing '\n').
+ * Returns 1 and fills *ret for an executable mapping, 0 for a line that is
+ * valid but not executable, -EINVAL for a malformed line. */
+int maps_parse_line(const char *line, size_t len, struct exec_mapping *ret);
+
+/* Parse a whole maps buffer, appending every executable mapping. */
+int maps_parse_buffer(const char *buf, size_t len, struct exec_mappings *out);
+
+/* Read the executable mappings of the process whose /proc directory is
+ * proc_pid_fd: PROCMAP_QUERY when the kernel has it, else the text. If
+ * use_query is non-NULL it caches whether the ioctl works. */
+int maps_read(int proc_pid_fd, bool *use_query, struct exec_mappings *out);
+
+/* Sum of (end - start) over the file-backed entries. */
+uint64_t exec_mappings_file_bytes(const struct exec_mappings *m);
+
+void exec_mappings_clear(struct exec_mappings *m);
+int exec_mappings_append(struct exec_mappings *m, const struct exec_mapping *item);

@@ -1,0 +1,789 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+
+#include "policy.h"
+#include "util.h"
+
+/* inih hands a line of at most INI_MAX_LINE - 1 bytes to its parser; the
+ * reader below keeps longer lines from being split silently. */
+#define LINE_MAX_BYTES (INI_MAX_LINE - 2)
+#define MAX_GLOBS 64
+
+static const char *const backend_names[] = {
+	[BACKEND_AUTO] = "auto",
+	[BACKEND_KERNEL] = "kernel",
+	[BACKEND_LOCK] = "lock",
+	[BACKEND_NONE] = "none",
+};
+
+const char *backend_choice_to_string(enum backend_choice b)
+{
+	return (size_t)b < ELEMENTSOF(backend_names) ? backend_names[b] : "invalid";
+}
+
+int backend_choice_from_string(const char *s)
+{
+	for (size_t i = 0; i < ELEMENTSOF(backend_names); i++)
+		if (streq(s, backend_names[i]))
+			return (int)i;
+	return -EINVAL;
+}
+
+uint64_t budget_resolve(const struct budget *b, uint64_t mem_total)
+{
+	if (!b->set)
+		return UINT64_MAX;
+	if (b->percent)
+		return mem_total / 100 * b->percent;
+	return b->bytes;
+}
+
+static int parse_budget(const char *s, struct budget *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end == '%' && end[1] == '\0') {
+		if (v < 1 || v > 100)
+			return -ERANGE;
+		*ret = (struct budget){ .percent = (unsigned)v, .set = true };
+		return 0;
+	}
+	unsigned shift = 0;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'K':
+		shift = 10;
+		break;
+	case 'M':
+		shift = 20;
+		break;
+	case 'G':
+		shift = 30;
+		break;
+	case 'T':
+		shift = 40;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end && end[1] != '\0')
+		return -EINVAL;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*ret = (struct budget){ .bytes = (uint64_t)v << shift, .set = true };
+	return 0;
+}
+
+static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
+{
+	char *end;
+	unsigned long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*ret = (unsigned)v;
+	return 0;
+}
+
+int policy_add_error(struct policy *p, const char *file, unsigned line, const char *fmt, ...)
+{
+	struct policy_error *n;
+	va_list ap;
+	char *msg;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	n = realloc(p->errors, (p->n_errors + 1) * sizeof(*n));
+	if (!n) {
+		free(msg);
+		return -ENOMEM;
+	}
+	p->errors = n;
+	p->errors[p->n_errors++] = (struct policy_error){
+		.file = strdup(file),
+		.line = line,
+		.message = msg,
+	};
+	return 0;
+}
+
+static void strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **i = v; *i; i++)
+		free(*i);
+	free(v);
+}
+
+/* Split on white space into a NULL terminated list. */
+static int split_globs(const char *value, char ***ret)
+{
+	char **v = calloc(MAX_GLOBS + 1, sizeof(char *));
+	size_t n = 0;
+	const char *p = value;
+
+	if (!v)
+		return -ENOMEM;
+	for (;;) {
+		size_t l;
+
+		p += strspn(p, " \t");
+		if (!*p)
+			break;
+		if (n == MAX_GLOBS) {
+			strv_free(v);
+			return -E2BIG;
+		}
+		l = strcspn(p, " \t");
+		v[n] = strndup(p, l);
+		if (!v[n++]) {
+			strv_free(v);
+			return -ENOMEM;
+		}
+		p += l;
+	}
+	if (n == 0) {
+		free(v);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+void policy_init(struct policy *p)
+{
+	*p = (struct policy){
+		.daemon = {
+			.backend = BACKEND_AUTO,
+			.rescan_delays_ms = { 20, 200, 1000 },
+			.n_rescan_delays = 3,
+			.receive_buffer = 4 << 20,
+			.lock_budget = { .percent = 5, .set = true },
+			.lock_recheck_sec = 10,
+			.pressure_stall_ms = 100,
+			.pressure_window_ms = 1000,
+			.pressure_recover_sec = 30,
+		},
+	};
+}
+
+static void rule_done(struct rule *r)
+{
+	free(r->name);
+	free(r->file);
+	strv_free(r->match_unit);
+	strv_free(r->match_cgroup);
+	strv_free(r->match_exe);
+}
+
+void policy_done(struct policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++)
+		rule_done(&p->rules[i]);
+	free(p->rules);
+	for (size_t i = 0; i < p->n_files; i++)
+		free(p->files[i]);
+	free(p->files);
+	for (size_t i = 0; i < p->n_errors; i++) {
+		free(p->errors[i].file);
+		free(p->errors[i].message);
+	}
+	free(p->errors);
+	*p = (struct policy){ 0 };
+}
+
+enum section_kind {
+	SECTION_NONE,	  /* before any section header */
+	SECTION_DAEMON,
+	SECTION_RULE,
+	SECTION_UNIT,	  /* [X-ExecGuard] in a unit file */
+	SECTION_FOREIGN,  /* a systemd section of a unit file: ignored */
+	SECTION_INVALID,  /* already reported */
+};
+
+/* State shared by the line reader and the inih handler: the reader
+ * knows line numbers, which the stock inih handler does not get. */
+struct parse_state {
+	struct policy *p;
+	const char *file;
+	const char *pos, *end;
+	unsigned line;
+	bool unit_mode;
+	enum section_kind section;
+	struct rule *rule;		/* for SECTION_RULE */
+	struct rule_settings *unit;	/* for SECTION_UNIT */
+	char seen[32][48];		/* keys seen in this section */
+	unsigned seen_line[32];
+	size_t n_seen;
+	int error;			/* -ENOMEM */
+};
+
+static void section_reset(struct parse_state *st, enum section_kind k)
+{
+	st->section = k;
+	st->n_seen = 0;
+	st->rule = NULL;
+}
+
+static int start_rule(struct parse_state *st, const char *name)
+{
+	struct policy *p = st->p;
+	struct rule *n;
+
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (streq(p->rules[i].name, name))
+			return policy_add_error(p, st->file, st->line,
+						"duplicate rule [Rule %s]; first defined at %s:%u",
+						name, p->rules[i].file, p->rules[i].line) ?: 1;
+	n = realloc(p->rules, (p->n_rules + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	p->rules = n;
+	st->rule = &p->rules[p->n_rules++];
+	*st->rule = (struct rule){
+		.name = strdup(name),
+		.file = strdup(st->file),
+		.line = st->line,
+		.settings = { .protect = -1 },
+	};
+	if (!st->rule->name || !st->rule->file)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Look at a section header line; tells inih nothing it would not see. */
+static int handle_section_header(struct parse_state *st, const char *l, size_t len)
+{
+	const char *close = memchr(l, ']', len);
+	char name[INI_MAX_LINE];
+	size_t nlen;
+
+	if (!close) {
+		section_reset(st, SECTION_INVALID);
+		if (st->unit_mode)
+			return 0;
+		return policy_add_error(st->p, st->file, st->line,
+					"section header without closing ']'");
+	}
+	nlen = (size_t)(close - l - 1);
+	if (nlen >= sizeof(name) || len > LINE_MAX_BYTES) {
+		section_reset(st, SECTION_INVALID);
+		if (st->unit_mode)
+			return 0;
+		return policy_add_error(st->p, st->file, st->line,
+					"line too long (%zu bytes; at most %d)", len, LINE_MAX_BYTES);
+	}
+	memcpy(name, l + 1, nlen);
+	name[nlen] = '\0';
+
+	if (st->unit_mode) {
+		section_reset(st, streq(name, "X-ExecGuard") ? SECTION_UNIT : SECTION_FOREIGN);
+		return 0;
+	}
+	if (streq(name, "Daemon")) {
+		section_reset(st, SECTION_DAEMON);
+		return 0;
+	}
+	if (strncmp(name, "Rule ", 5) == 0 && name[5] && !strchr(name + 5, ' ')) {
+		int r;
+
+		section_reset(st, SECTION_RULE);
+		r = start_rule(st, name + 5);
+		if (r != 0)
+			section_reset(st, SECTION_INVALID);
+		return r < 0 ? r : 0;
+	}
+	section_reset(st, SECTION_INVALID);
+	return policy_add_error(st->p, st->file, st->line,
+				"unknown section [%s]; expected [Daemon] or [Rule NAME] (NAME without spaces)",
+				name);
+}
+
+static bool is_blank_or_comment(const char *l, size_t len)
+{
+	return len == 0 || l[0] == '#' || l[0] == ';';
+}
+
+/* inih line reader over a memory buffer: counts lines, strips leading
+ * white space (so inih never joins continuation lines), refuses NUL
+ * bytes, overlong lines and lines that are not KEY=VALUE, and hides
+ * systemd's own sections of a unit file. */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct parse_state *st = stream;
+	const char *nl, *l;
+	size_t len;
+	bool pass = true;
+
+	if (st->pos >= st->end || st->error)
+		return NULL;
+	nl = memchr(st->pos, '\n', (size_t)(st->end - st->pos));
+	l = st->pos;
+	len = nl ? (size_t)(nl - l) : (size_t)(st->end - l);
+	st->pos = nl ? nl + 1 : st->end;
+	st->line++;
+
+	while (len && (*l == ' ' || *l == '\t')) {
+		l++;
+		len--;
+	}
+	while (len && (l[len - 1] == '\r' || l[len - 1] == ' ' || l[len - 1] == '\t'))
+		len--;
+
+	if (is_blank_or_comment(l, len)) {
+		pass = false;
+	} else if (memchr(l, '\0', len)) {
+		pass = false;
+		if (!st->unit_mode || st->section == SECTION_UNIT)
+			st->error = policy_add_error(st->p, st->file, st->line, "NUL byte in line");
+	} else if (l[0] == '[') {
+		st->error = handle_section_header(st, l, len);
+		pass = st->section != SECTION_INVALID && len < (size_t)num - 1;
+	} else if (st->unit_mode && st->section != SECTION_UNIT) {
+		pass = false;
+	} else if (len > LINE_MAX_BYTES || len >= (size_t)num - 1) {
+		pass = false;
+		st->error = policy_add_error(st->p, st->file, st->line,
+					     "line too long (%zu bytes; at most %d)", len,
+					     LINE_MAX_BYTES);
+	} else {
+		const char *eq = memchr(l, '=', len), *colon = memchr(l, ':', len);
+
+		if (!eq || (colon && colon < eq)) {
+			pass = false;
+			st->error = policy_add_error(st->p, st->file, st->line,
+						     "expected KEY=VALUE");
+		} else if (st->section == SECTION_NONE) {
+			pass = false;
+			st->error = policy_add_error(st->p, st->file, st->line,
+						     "key outside of a section; expected [Daemon] or [Rule NAME] first");
+		} else if (st->section == SECTION_INVALID) {
+			pass = false; /* the header was reported */
+		}
+	}
+
+	if (!pass) {
+		str[0] = '\n';
+		str[1] = '\0';
+		return str;
+	}
+	memcpy(str, l, len);
+	str[len] = '\n';
+	str[len + 1] = '\0';
+	return str;
+}
+
+static int note_key(struct parse_state *st, const char *name)
+{
+	for (size_t i = 0; i < st->n_seen; i++)
+		if (streq(st->seen[i], name))
+			return policy_add_error(st->p, st->file, st->line,
+						"duplicate key %s (first set at line %u)", name,
+						st->seen_line[i]) ?: 1;
+	if (st->n_seen < ELEMENTSOF(st->seen) && strlen(name) < sizeof(st->seen[0])) {
+		strcpy(st->seen[st->n_seen], name);
+		st->seen_line[st->n_seen++] = st->line;
+	}
+	return 0;
+}
+
+#define BAD_VALUE(st, name, value, expected)                                          \
+	policy_add_error((st)->p, (st)->file, (st)->line, "invalid %s=%s; expected %s", \
+			 name, value, expected)
+
+static int parse_rescan_delays(const char *value, struct daemon_settings *d)
+{
+	char buf[INI_MAX_LINE];
+	unsigned delays[ELEMENTSOF(d->rescan_delays_ms)];
+	size_t n = 0;
+	char *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", value);
+	for (char *tok = strtok_r(buf, " ,", &save); tok; tok = strtok_r(NULL, " ,", &save)) {
+		if (n == ELEMENTSOF(delays))
+			return -E2BIG;
+		if (parse_uint(tok, 1, 600000, &delays[n]) < 0)
+			return -EINVAL;
+		if (n > 0 && delays[n] <= delays[n - 1])
+			return -EINVAL;
+		n++;
+	}
+	memcpy(d->rescan_delays_ms, delays, sizeof(delays));
+	d->n_rescan_delays = n;
+	return 0;
+}
+
+static int handle_daemon_key(struct parse_state *st, const char *name, const char *value)
+{
+	struct daemon_settings *d = &st->p->daemon;
+	unsigned u;
+	int r;
+
+	if (streq(name, "Backend")) {
+		r = backend_choice_from_string(value);
+		if (r < 0)
+			return BAD_VALUE(st, name, value, "auto, kernel, lock or none");
+		d->backend = (enum backend_choice)r;
+	} else if (streq(name, "RescanDelaysMSec")) {
+		if (parse_rescan_delays(value, d) < 0)
+			return BAD_VALUE(st, name, value,
+					 "up to 8 rising delays in milliseconds (1..600000), e.g. 20 200 1000");
+	} else if (streq(name, "ReceiveBufferBytes")) {
+		if (parse_uint(value, 65536, 1U << 30, &u) < 0)
+			return BAD_VALUE(st, name, value, "bytes from 65536 to 1073741824");
+		d->receive_buffer = (int)u;
+	} else if (streq(name, "LockBudget")) {
+		if (parse_budget(value, &d->lock_budget) < 0)
+			return BAD_VALUE(st, name, value, "bytes (K, M, G, T suffix) or a percentage of RAM");
+	} else if (streq(name, "LockRecheckSec")) {
+		if (parse_uint(value, 1, 3600, &d->lock_recheck_sec) < 0)
+			return BAD_VALUE(st, name, value, "seconds from 1 to 3600");
+	} else if (streq(name, "PressureStallMSec")) {
+		if (parse_uint(value, 1, 10000, &d->pressure_stall_ms) < 0)
+			return BAD_VALUE(st, name, value, "milliseconds from 1 to 10000");
+	} else if (streq(name, "PressureWindowMSec")) {
+		if (parse_uint(value, 500, 10000, &d->pressure_window_ms) < 0)
+			return BAD_VALUE(st, name, value, "milliseconds from 500 to 10000");
+	} else if (streq(name, "PressureRecoverSec")) {
+		if (parse_uint(value, 1, 86400, &d->pressure_recover_sec) < 0)
+			return BAD_VALUE(st, name, value, "seconds from 1 to 86400");
+	} else {
+		return policy_add_error(st->p, st->file, st->line,
+					"unknown key %s in [Daemon]; expected Backend, RescanDelaysMSec, ReceiveBufferBytes, LockBudget, LockRecheckSec, PressureStallMSec, PressureWindowMSec or PressureRecoverSec",
+					name);
+	}
+	if (d->pressure_stall_ms >= d->pressure_window_ms)
+		return policy_add_error(st->p, st->file, st->line,
+					"PressureStallMSec=%u must be below PressureWindowMSec=%u",
+					d->pressure_stall_ms, d->pressure_window_ms);
+	return 0;
+}
+
+/* Keys a rule and a unit's own section share. */
+static int handle_settings_key(struct parse_state *st, struct rule_settings *s,
+			       const char *section, const char *name, const char *value)
+{
+	int r;
+
+	if (streq(name, "Protect")) {
+		r = parse_boolean(value);
+		if (r < 0)
+			return BAD_VALUE(st, name, value, "yes or no");
+		s->protect = r;
+		return 0;
+	}
+	if (streq(name, "LockBudget")) {
+		if (parse_budget(value, &s->lock_budget) < 0)
+			return BAD_VALUE(st, name, value, "bytes (K, M, G, T suffix) or a percentage of RAM");
+		return 0;
+	}
+	return policy_add_error(st->p, st->file, st->line, "unknown key %s in [%s]; expected %s",
+				name, section,
+				st->section == SECTION_RULE ?
+					"MatchUnit, MatchCgroup, MatchExe, Protect or LockBudget" :
+					"Protect or LockBudget");
+}
+
+static int handle_rule_key(struct parse_state *st, const char *name, const char *value)
+{
+	char ***target = NULL;
+	int r;
+
+	if (streq(name, "MatchUnit"))
+		target = &st->rule->match_unit;
+	else if (streq(name, "MatchCgroup"))
+		target = &st->rule->match_cgroup;
+	else if (streq(name, "MatchExe"))
+		target = &st->rule->match_exe;
+	if (!target) {
+		char section[INI_MAX_LINE + 8];
+
+		snprintf(section, sizeof(section), "Rule %s", st->rule->name);
+		return handle_settings_key(st, &st->rule->settings, section, name, value);
+	}
+	r = split_globs(value, target);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return BAD_VALUE(st, name, value, "1 to 64 glob patterns separated by spaces");
+	if (streq(name, "MatchCgroup"))
+		for (char **g = *target; *g; g++)
+			if ((*g)[0] != '/' && (*g)[0] != '*')
+				return policy_add_error(st->p, st->file, st->line,
+							"invalid MatchCgroup=%s; cgroup paths start with '/' (e.g. /system.slice/*)",
+							*g);
+	return 0;
+}
+
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse_state *st = user;
+	int r;
+
+	(void)section; /* the reader tracks sections, with line numbers */
+	if (st->error)
+		return 0;
+	r = note_key(st, name);
+	if (r != 0) {
+		st->error = r < 0 ? r : 0;
+		return 1; /* reported; keep parsing to find more errors */
+	}
+	switch (st->section) {
+	case SECTION_DAEMON:
+		r = handle_daemon_key(st, name, value);
+		break;
+	case SECTION_RULE:
+		r = handle_rule_key(st, name, value);
+		break;
+	case SECTION_UNIT:
+		r = handle_settings_key(st, st->unit, "X-ExecGuard", name, value);
+		break;
+	default:
+		r = 0;
+		break;
+	}
+	if (r < 0)
+		st->error = r;
+	return 1;
+}
+
+static int parse_common(struct parse_state *st)
+{
+	int r;
+
+	r = ini_parse_stream(read_line, st, on_key, st);
+	if (st->error < 0)
+		return st->error;
+	if (r > 0)
+		/* The reader lets only well-formed lines through, so this is
+		 * a line inih itself rejected. */
+		return policy_add_error(st->p, st->file, (unsigned)r, "could not parse line");
+	return r < 0 ? -ENOMEM : 0;
+}
+
+int policy_parse_buffer(struct policy *p, const char *file, const char *buf, size_t len)
+{
+	struct parse_state st = {
+		.p = p,
+		.file = file,
+		.pos = buf,
+		.end = buf + len,
+	};
+	size_t before = p->n_errors;
+	int r;
+
+	r = parse_common(&st);
+	if (r < 0)
+		return r;
+	return (int)(p->n_errors - before);
+}
+
+int policy_parse_unit_buffer(struct rule_settings *s, struct policy *errors_to, const char *file,
+			     const char *buf, size_t len)
+{
+	struct parse_state st = {
+		.p = errors_to,
+		.file = file,
+		.pos = buf,
+		.end = buf + len,
+		.unit_mode = true,
+		.unit = s,
+	};
+	size_t before = errors_to->n_errors;
+	int r;
+
+	r = parse_common(&st);
+	if (r < 0)
+		return r;
+	return (int)(errors_to->n_errors - before);
+}
+
+int policy_check_file_mode(int fd, const char **ret_why)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode)) {
+		*ret_why = "not a regular file";
+		return -EPERM;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		*ret_why = "owned by another user (must be root's)";
+		return -EPERM;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		*ret_why = "writable by group or others (chmod go-w)";
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int add_file(struct policy *p, const char *path)
+{
+	char **n = realloc(p->files, (p->n_files + 1) * sizeof(char *));
+
+	if (!n)
+		return -ENOMEM;
+	p->files = n;
+	p->files[p->n_files] = strdup(path);
+	if (!p->files[p->n_files])
+		return -ENOMEM;
+	p->n_files++;
+	return 0;
+}
+
+#define POLICY_FILE_MAX (1 << 20)
+
+static int load_one(struct policy *p, const char *path, bool allow_missing)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	const char *why;
+	size_t len;
+	int r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	if (fd < 0) {
+		if (errno == ENOENT && allow_missing)
+			return 0;
+		return policy_add_error(p, path, 0, "cannot open: %s", strerror(errno)) ?: -errno;
+	}
+	r = policy_check_file_mode(fd, &why);
+	if (r == -EPERM)
+		return policy_add_error(p, path, 0, "refused: %s", why) ?: r;
+	if (r < 0)
+		return r;
+	r = read_fd(fd, POLICY_FILE_MAX, &buf, &len);
+	if (r < 0)
+		return policy_add_error(p, path, 0, "cannot read: %s", strerror(-r)) ?: r;
+	r = add_file(p, path);
+	if (r < 0)
+		return r;
+	r = policy_parse_buffer(p, path, buf, len);
+	return r < 0 ? r : 0;
+}
+
+static int conf_filter(const struct dirent *d)
+{
+	size_t l = strlen(d->d_name);
+
+	return d->d_name[0] != '.' && l > 5 && streq(d->d_name + l - 5, ".conf");
+}
+
+int policy_load(struct policy *p, const char *main_file, const char *dropin_dir, bool allow_missing)
+{
+	struct dirent **list = NULL;
+	int n, r;
+
+	r = load_one(p, main_file, allow_missing);
+	if (r < 0 && r != -EPERM && r != -ENOENT && r != -EACCES)
+		return r;
+	if (dropin_dir) {
+		n = scandir(dropin_dir, &list, conf_filter, alphasort);
+		if (n < 0 && errno != ENOENT)
+			policy_add_error(p, dropin_dir, 0, "cannot read directory: %s", strerror(errno));
+		for (int i = 0; i < n; i++) {
+			char path[PATH_MAX];
+
+			if (snprintf(path, sizeof(path), "%s/%s", dropin_dir, list[i]->d_name) <
+			    (int)sizeof(path)) {
+				r = load_one(p, path, false);
+				if (r == -ENOMEM) {
+					for (int j = i; j < n; j++)
+						free(list[j]);
+					free(list);
+					return r;
+				}
+			}
+			free(list[i]);
+		}
+		free(list);
+	}
+	return p->n_errors ? -EINVAL : 0;
+}
+
+static bool glob_any(char **globs, const char *s)
+{
+	if (!globs)
+		return true;
+	if (!s)
+		return false;
+	for (char **g = globs; *g; g++)
+		if (fnmatch(*g, s, 0) == 0)
+			return true;
+	return false;
+}
+
+static void apply_settings(struct rule_settings *into, const struct rule_settings *from)
+{
+	if (from->protect >= 0)
+		into->protect = from->protect;
+	if (from->lock_budget.set)
+		into->lock_budget = from->lock_budget;
+}
+
+bool policy_may_protect(const struct policy *p, const struct policy_input *in)
+{
+	if (in->unit_section && in->unit_section->protect > 0)
+		return true;
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct rule *r = &p->rules[i];
+
+		if (r->settings.protect > 0 && glob_any(r->match_unit, in->unit) &&
+		    glob_any(r->match_cgroup, in->cgroup))
+			return true;
+	}
+	return false;
+}
+
+void policy_decide(const struct policy *p, const struct policy_input *in, struct policy_decision *ret)
+{
+	*ret = (struct policy_decision){
+		.settings = { .protect = 0 },
+		.protect_source = "default",
+	};
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct rule *r = &p->rules[i];
+
+		if (!glob_any(r->match_unit, in->unit) || !glob_any(r->match_cgroup, in->cgroup) ||
+		    !glob_any(r->match_exe, in->exe))
+			continue;
+		apply_settings(&ret->settings, &r->settings);
+		if (r->settings.protect >= 0)
+			ret->protect_source = r->name;
+		if (ret->n_matched < ELEMENTSOF(ret->matched))
+			ret->matched[ret->n_matched++] = r;
+	}
+	if (in->unit_section) {
+		apply_settings(&ret->settings, in->unit_section);
+		if (in->unit_section->protect >= 0)
+			ret->protect_source = in->unit_section_source ?: "unit file";
+	}
+	ret->protect = ret->settings.protect > 0;
+}

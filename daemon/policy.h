@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The INI policy: the main file, its drop-in directory and a
+ * unit's [X-ExecGuard] section, parsed from buffers with inih. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum backend_choice {
+	BACKEND_AUTO,
+	BACKEND_KERNEL,
+	BACKEND_LOCK,
+	BACKEND_NONE,
+};
+
+const char *backend_choice_to_string(enum backend_choice b);
+int backend_choice_from_string(const char *s);
+
+/* A byte budget given either as bytes or as a share of RAM. */
+struct budget {
+	uint64_t bytes;	      /* valid when percent == 0 */
+	unsigned percent;     /* 1..100, share of MemTotal */
+	bool set;
+};
+
+uint64_t budget_resolve(const struct budget *b, uint64_t mem_total);
+
+/* [Daemon] section: process-wide settings. */
+struct daemon_settings {
+	enum backend_choice backend;
+	unsigned rescan_delays_ms[8]; /* looks at a new process after exec */
+	size_t n_rescan_delays;
+	int receive_buffer;	      /* connector socket SO_RCVBUF(FORCE) */
+	struct budget lock_budget;    /* lock backend: all units together */
+	unsigned lock_recheck_sec;    /* lock backend: grow locks this often */
+	unsigned pressure_stall_ms;   /* PSI "some" stall per window that means pressure */
+	unsigned pressure_window_ms;
+	unsigned pressure_recover_sec; /* calm time before locking again */
+};
+
+/* Per-process settings a rule (or a unit's own section) can give. */
+struct rule_settings {
+	int protect;		 /* -1 unset, 0, 1 */
+	struct budget lock_budget; /* per unit */
+};
+
+struct rule {
+	char *name;	    /* from "[Rule NAME]" */
+	char *file;	    /* where it was defined */
+	unsigned line;
+	char **match_unit;  /* NULL terminated glob lists, NULL = any */
+	char **match_cgroup;
+	char **match_exe;
+	struct rule_settings settings;
+};
+
+struct policy_error {
+	char *file;
+	unsigned line;
+	char *message;
+};
+
+struct policy {
+	struct daemon_settings daemon;
+	struct rule *rules;
+	size_t n_rules;
+	char **files; /* every file read, in order */
+	size_t n_files;
+	struct policy_error *errors;
+	size_t n_errors;
+};
+
+/* What the policy says about one process, and why. */
+struct policy_input {
+	const char *unit;   /* NULL when not a systemd unit */
+	const char *cgroup; /* cgroup2 path, "/system.slice/x.service" */
+	const char *exe;
+	const struct rule_settings *unit_section; /* from [X-ExecGuard], or NULL */
+	const char *unit_section_source;
+};
+
+struct policy_decision {
+	struct rule_settings settings; /* effective */
+	bool protect;
+	const char *protect_source;    /* rule name, "unit file" or "default" */
+	const struct rule *matched[32];
+	size_t n_matched;
+};
+
+void policy_init(struct policy *p);
+void policy_done(struct policy *p);
+
+/* Parse one file's content into p. Errors are appended to p->errors with
+ * file and line; returns the number of new errors or a negative errno. */
+int policy_parse_buffer(struct policy *p, const char *file, const char *buf, size_t len);
+
+/* Parse the [X-ExecGuard] section of one unit file or drop-in; other
+ * sections are systemd's and ignored. */
+int policy_parse_unit_buffer(struct rule_settings *s, struct policy *errors_to,
+			     const char *file, const char *buf, size_t len);
+
+/* Read the main file (missing is fine only if allow_missing) and then
+ * every *.conf in dropin_dir, in lexical order. Refuses files that
+ * others can write. Returns 0, or -EINVAL when p->errors is non-empty. */
+int policy_load(struct policy *p, const char *main_file, const char *dropin_dir, bool allow_missing);
+
+/* Refuse a config file that anyone but its owner (root or the running
+ * user) can write. Returns 0 or -EPERM with a message in *ret_why. */
+int policy_check_file_mode(int fd, const char **ret_why);
+
+/* Whether some rule that protects matches the unit and cgroup, the
+ * executable aside: if not, the decision is no without reading it. */
+bool policy_may_protect(const struct policy *p, const struct policy_input *in);
+
+void policy_decide(const struct policy *p, const struct policy_input *in, struct policy_decision *ret);
+
+/* Adds an error at file:line (used by the loaders). */
+int policy_add_error(struct policy *p, const char *file, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));

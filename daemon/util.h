@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Small helpers shared by every execguard module: cleanup attributes,
+ * string comparison, bounded reads of /proc-style files. */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+static inline void fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+/* Hand an owned pointer or fd out of a _cleanup_ variable. */
+#define TAKE_PTR(p)                        \
+	({                                 \
+		__typeof__(p) _tmp_ = (p); \
+		(p) = NULL;                \
+		_tmp_;                     \
+	})
+#define TAKE_FD(fd)                 \
+	({                          \
+		int _tmp_ = (fd);   \
+		(fd) = -1;          \
+		_tmp_;              \
+	})
+
+static inline bool streq(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0;
+}
+
+static inline bool streq_ptr(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+static inline const char *strempty(const char *s)
+{
+	return s ? s : "";
+}
+
+static inline const char *strna(const char *s)
+{
+	return s ? s : "n/a";
+}
+
+/* Read all of fd into a NUL terminated heap buffer, at most max_size. */
+int read_fd(int fd, size_t max_size, char **ret_buf, size_t *ret_len);
+
+/* Read a whole (small, /proc or /sys) file relative to dirfd into a NUL
+ * terminated heap buffer. At most max_size bytes; -EFBIG beyond. */
+int read_file_at(int dirfd, const char *path, size_t max_size, char **ret_buf, size_t *ret_len);
+
+/* Write a short string to a file relative to dirfd, without O_CREAT. */
+int write_file_at(int dirfd, const char *path, const char *value);
+
+/* Parse "yes/no/true/false/1/0/on/off". Returns 1, 0 or -EINVAL. */
+int parse_boolean(const char *s);
+
+/* Monotonic clock in nanoseconds (same base as proc connector timestamps). */
+unsigned long long now_ns(void);

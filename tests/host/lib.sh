@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared by the host integration tests: they run the real execguardd on
+# the real proc connector and cgroup2 of this machine (as root), with a
+# fake cgroup tree only where the machine's kernel lacks the file.
+set -u
+
+EXECGUARDD=${EXECGUARDD:?set by meson}
+T=$(mktemp -d /tmp/execguard-host-XXXXXX)
+CG2=
+DAEMON_PID=
+KIDS=()
+CGROUPS=()
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; [ -f "$T/daemon.log" ] && { echo "--- daemon log"; tail -n 40 "$T/daemon.log"; }; exit 1; }
+pass() { echo "PASS: $*"; }
+
+cleanup() {
+	for k in "${KIDS[@]}"; do kill -9 "$k" 2>/dev/null; done
+	[ -n "$DAEMON_PID" ] && kill -9 "$DAEMON_PID" 2>/dev/null
+	wait 2>/dev/null
+	for c in "${CGROUPS[@]}"; do
+		# move stragglers out before removing
+		if [ -f "$c/cgroup.procs" ]; then
+			while read -r p; do echo "$p" > "$CG2/cgroup.procs" 2>/dev/null; done < "$c/cgroup.procs"
+		fi
+		rmdir "$c" 2>/dev/null
+	done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+need_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root (proc connector and cgroup writes)"
+}
+
+need_cgroup2() {
+	CG2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+	[ -n "$CG2" ] || skip "no cgroup2 file system mounted"
+}
+
+# A fresh cgroup2 cgroup; prints its path relative to the root.
+new_cgroup() {
+	local name="$1"
+	mkdir "$CG2/$name" || fail "cannot create cgroup $CG2/$name"
+	CGROUPS+=("$CG2/$name")
+}
+
+# A fake cgroup tree mirroring NAME, with memory.exec_protect files.
+fake_cgroup() {
+	mkdir -p "$T/cgroot/$1"
+	echo 0 > "$T/cgroot/$1/memory.exec_protect"
+}
+
+write_conf() {
+	mkdir -p "$T/etc/execguard.d"
+	cat > "$T/etc/execguard.conf"
+	chmod 644 "$T/etc/execguard.conf"
+}
+
+start_daemon() {
+	"$EXECGUARDD" -c "$T/etc/execguard.conf" --log-target=stderr "$@" > "$T/daemon.log" 2>&1 &
+	DAEMON_PID=$!
+	wait_log "ready:" 10 || fail "daemon did not become ready"
+}
+
+stop_daemon() {
+	kill -TERM "$DAEMON_PID"
+	local rc=0
+	wait "$DAEMON_PID" || rc=$?
+	DAEMON_PID=
+	return $rc
+}
+
+# wait_log PATTERN [SECONDS]: grep -E on the daemon log until it matches.
+wait_log() {
+	local pat="$1" secs="${2:-10}" i
+	for ((i = 0; i < secs * 20; i++)); do
+		grep -Eq -- "$pat" "$T/daemon.log" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# run_in CGROUP CMD...: start CMD inside CGROUP, in the background; the
+# PID of the exec'd command is in $LAST_PID.
+run_in() {
+	local cg="$1"
+	shift
+	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$cg" "$@" &
+	LAST_PID=$!
+	KIDS+=("$LAST_PID")
+}
+
+file_value() { cat "$T/cgroot/$1/memory.exec_protect"; }

@@ -1,0 +1,200 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared by tests/host/test-lock-*.sh: set-up, the lock-driver coprocess,
+# generated programs with a large text, and the independent residency
+# check. Tests exit 77 (skip) with a reason when root or a feature is
+# missing, 1 on failure.
+
+LK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LK_SRC=$(cd "$LK_DIR/../../.." && pwd)
+PAGE=$(getconf PAGESIZE)
+LK_PIDS=()
+LK_FAILED=0
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; LK_FAILED=1; }
+pass() { echo "ok: $*"; }
+die() { echo "FAIL: $*"; exit 1; }
+
+lk_cleanup() {
+	local p
+	for p in "${LK_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	if [ -n "${DRV_PID:-}" ]; then
+		echo quit >&"${DRV[1]}" 2>/dev/null
+		wait "$DRV_PID" 2>/dev/null
+	fi
+	[ -n "${LK_CG:-}" ] && [ -d "$LK_CG" ] && rmdir "$LK_CG" 2>/dev/null
+	if [ -n "${LK_LOOP:-}" ]; then
+		umount "$W/m" 2>/dev/null || umount -l "$W/m" 2>/dev/null
+		losetup -d "$LK_LOOP" 2>/dev/null
+	fi
+	[ -n "${W:-}" ] && [ -z "${LK_KEEP:-}" ] && rm -rf "$W"
+	return 0
+}
+
+lk_setup() {
+	[ "$(id -u)" = 0 ] || skip "needs root (mlock beyond RLIMIT_MEMLOCK, /proc/PID/map_files)"
+	[ -r /proc/self/map_files ] || skip "no /proc/PID/map_files"
+	command -v cc >/dev/null || skip "needs a C compiler for the generated test programs"
+	W=$(mktemp -d /var/tmp/execguard-lock.XXXXXX)
+	trap lk_cleanup EXIT
+	lk_find_driver
+	cc -O2 -o "$W/resident" "$LK_DIR/resident.c" || die "cannot build resident.c"
+	lk_mount
+}
+
+# The test programs live on a small ext4 on a loop device of our own with
+# read-ahead off: since Linux 6.16 a fault in an exec mapping reads
+# read_ahead_kb forward from the fault (MADV_RANDOM notwithstanding), and
+# the host disk's setting (8 MiB here) would make most of a 16 MiB text
+# resident. With it off, what is resident is what ran.
+lk_mount() {
+	command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null ||
+		skip "needs losetup and mkfs.ext4 for a file system with read-ahead off"
+	truncate -s 160M "$W/img" && mkfs.ext4 -q -F "$W/img" || die "mkfs.ext4"
+	LK_LOOP=$(losetup -f --show "$W/img" 2>/dev/null) || skip "no loop device available"
+	mkdir -p "$W/m" && mount "$LK_LOOP" "$W/m" || die "mount $LK_LOOP"
+	echo 0 >"/sys/block/${LK_LOOP#/dev/}/queue/read_ahead_kb" || die "cannot turn read-ahead off"
+	F=$W/m
+}
+
+# The driver from the meson build (LOCK_DRIVER=...), else built here.
+lk_find_driver() {
+	if [ -n "${LOCK_DRIVER:-}" ]; then
+		[ -x "$LOCK_DRIVER" ] || die "LOCK_DRIVER=$LOCK_DRIVER is not executable"
+		return
+	fi
+	local b
+	for b in "$LK_SRC/build" "$LK_SRC/builddir"; do
+		if [ -x "$b/tests/lock-driver" ]; then
+			LOCK_DRIVER=$b/tests/lock-driver
+			return
+		fi
+	done
+	skip "no lock-driver: build with meson (tests/lock-driver) or set LOCK_DRIVER"
+}
+
+# lk_lib NAME NFUNCS: $F/libNAME.so with NFUNCS text pages
+lk_lib() {
+	"$LK_DIR/gen-text.sh" lib "$1" "$2" >"$W/lib$1.c"
+	cc -O1 -shared -fPIC -o "$F/lib$1.so" "$W/lib$1.c" || die "cc lib$1"
+}
+
+# lk_prog NAME LIB1 [LIB2]: $F/NAME, running functions of those libraries
+lk_prog() {
+	local name=$1; shift
+	local l libs=()
+	"$LK_DIR/gen-text.sh" prog "$@" >"$W/$name.c"
+	for l in "$@"; do libs+=("-l$l"); done
+	cc -O1 -o "$F/$name" "$W/$name.c" -L"$F" "${libs[@]}" -Wl,-rpath,"$F" || die "cc $name"
+}
+
+# Drop a file's pages from the page cache, so that only what runs is read.
+lk_evict() {
+	sync "$@"
+	local f
+	for f in "$@"; do dd if="$f" iflag=nocache count=0 status=none || die "evict $f"; done
+}
+
+# lk_run VAR CMD...: start CMD in the background, wait for its "ready".
+lk_run() {
+	local var=$1; shift
+	local out="$W/out.$RANDOM$RANDOM"
+	"$@" >"$out" 2>&1 &
+	local pid=$!
+	LK_PIDS+=("$pid")
+	local i
+	for i in $(seq 100); do
+		grep -q ready "$out" 2>/dev/null && break
+		sleep 0.05
+	done
+	grep -q ready "$out" || die "$* did not start: $(cat "$out")"
+	printf -v "$var" %s "$pid"
+	printf -v "${var}_OUT" %s "$out"
+}
+
+# lk_grow PID OUT: SIGUSR1 and wait for it to say "grown".
+lk_grow() {
+	local n
+	n=$(grep -c grown "$2" || true)
+	kill -USR1 "$1"
+	for i in $(seq 100); do
+		[ "$(grep -c grown "$2" || true)" -gt "$n" ] && return 0
+		sleep 0.05
+	done
+	die "pid $1 did not grow"
+}
+
+lk_stop() {
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
+
+# The driver, as a coprocess. lk_driver [CONFIG]
+lk_driver() {
+	coproc DRV { exec "$LOCK_DRIVER" "$@" 2>>"$W/driver.err"; }
+	DRV_PID=$!
+	local l
+	read -r -t 10 l <&"${DRV[0]}" || die "driver did not start: $(cat "$W/driver.err")"
+	case $l in
+	ready) ;;
+	skip*) skip "lock backend: ${l#skip }" ;;
+	*) die "driver: $l" ;;
+	esac
+}
+
+# lk_cmd CMD...: send a command, fail on "error".
+lk_cmd() {
+	echo "$*" >&"${DRV[1]}"
+	local l
+	read -r -t 30 l <&"${DRV[0]}" || die "driver did not answer '$*'"
+	[ "$l" = ok ] || die "driver: '$*': $l"
+}
+
+# lk_dump: the driver's figures into $W/dump.
+lk_dump() {
+	echo dump >&"${DRV[1]}"
+	: >"$W/dump"
+	local l
+	while read -r -t 30 l <&"${DRV[0]}"; do
+		[ "$l" = end ] && break
+		echo "$l" >>"$W/dump"
+	done
+	[ "$l" = end ] || die "dump: no end"
+}
+
+# field LINE KEY: the value of KEY=value in LINE
+field() { echo "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
+total() { field "$(grep '^total ' "$W/dump")" "$1"; }
+# file_line PATH [INO]
+file_line() {
+	if [ -n "${2:-}" ]; then
+		grep "^file .* ino=$2 .*path=$1\( \|$\)" "$W/dump" | head -1
+	else
+		grep "^file .*path=$1\( \|$\)" "$W/dump" | head -1
+	fi
+}
+unit_line() { grep "^unit .*name=$1$" "$W/dump" | head -1; }
+vmlck() { awk '/^VmLck:/ { print $2 * 1024 }' "/proc/$DRV_PID/status"; }
+
+# resident_of PID PATH: bytes of PATH's exec mappings in the page cache
+resident_of() { "$W/resident" "$1" | awk -v p="path=$2" '$4 == p { sub("resident=", "", $2); s += $2 } END { print s + 0 }'; }
+length_of() { "$W/resident" "$1" | awk -v p="path=$2" '$4 == p { sub("length=", "", $3); s += $3 } END { print s + 0 }'; }
+
+lk_finish() {
+	# The driver must end cleanly: no sanitizer report, no leak.
+	if [ -n "${DRV_PID:-}" ]; then
+		echo quit >&"${DRV[1]}"
+		wait "$DRV_PID"
+		local rc=$?
+		DRV_PID=
+		[ "$rc" = 0 ] || fail "the driver exited with $rc"
+	fi
+	grep -q "Sanitizer" "$W/driver.err" && fail "sanitizer report from the driver"
+	if [ "$LK_FAILED" != 0 ]; then
+		echo "--- driver stderr"; cat "$W/driver.err"
+		echo "--- last dump"; cat "$W/dump" 2>/dev/null
+		exit 1
+	fi
+	exit 0
+}

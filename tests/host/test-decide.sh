@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A process started in a fresh cgroup that the policy matches is
+# decided on, written (kernel backend on a fake tree), logged, and
+# released when it exits; one in another cgroup is left alone.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_cgroup2
+
+A=execguard-test-a-$$
+B=execguard-test-b-$$
+new_cgroup "$A"
+new_cgroup "$B"
+fake_cgroup "$A"
+fake_cgroup "$B"
+write_conf <<CONF
+[Daemon]
+Backend=kernel
+[Rule test]
+MatchCgroup=/$A
+MatchExe=/usr/bin/sleep /bin/sleep /usr/bin/dash
+Protect=yes
+CONF
+
+start_daemon --cgroup-root="$T/cgroot"
+grep -q "backend kernel" "$T/daemon.log" || fail "kernel backend not chosen"
+
+run_in "$A" sleep 30
+pa=$LAST_PID
+run_in "$B" sleep 30
+pb=$LAST_PID
+wait_log "protect pid $pa \(/usr/bin/sleep\) in /$A: policy test, backend kernel" 5 ||
+	fail "no decision logged for pid $pa"
+[ "$(file_value "$A")" = 1 ] || fail "memory.exec_protect of /$A is $(file_value "$A"), expected 1"
+[ "$(file_value "$B")" = 0 ] || fail "memory.exec_protect of /$B was touched"
+grep -q "protect pid $pb " "$T/daemon.log" && fail "pid $pb in /$B was protected"
+pass "decided on $pa and wrote /$A"
+
+# The rule also needs the exe: another program in A is not protected.
+run_in "$A" tail -f /dev/null
+ptail=$LAST_PID
+sleep 0.5
+grep -q "protect pid $ptail " "$T/daemon.log" && fail "tail (pid $ptail) matched a rule for sleep"
+pass "a program the rule does not name is left alone"
+
+kill "$pa"
+wait_log "set memory.exec_protect=0 in /$A" 5 || fail "not released after exit"
+[ "$(file_value "$A")" = 0 ] || fail "memory.exec_protect of /$A still $(file_value "$A")"
+pass "released /$A when its process exited"
+
+# One process that execs again and again (as a pyenv shim does): each
+# exec restarts its later looks; they must end, and the daemon go idle.
+# The pauses put each new exec in the middle of the previous one's looks.
+run_in "$A" sh -c 'sleep 0.3; exec sh -c "sleep 0.5; exec sleep 30"'
+pchain=$LAST_PID
+wait_log "protect pid $pchain \(/usr/bin/sleep\)" 5 || fail "exec chain not decided"
+sleep 2.5
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$DAEMON_PID/stat"; }
+c0=$(cpu_ticks)
+sleep 1
+c1=$(cpu_ticks)
+[ $((c1 - c0)) -le 5 ] || fail "daemon busy after an exec chain: $((c1 - c0)) ticks in 1 s"
+pass "exec chain decided, later looks ended, daemon idle"
+
+stop_daemon || fail "daemon exited with $?"
+grep -q "stats (at exit)" "$T/daemon.log" || fail "no stats at exit"
+pass "clean stop"

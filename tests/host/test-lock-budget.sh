@@ -1,0 +1,74 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Budgets: three units share a library (and libc, ld.so); each has a large
+# library of its own. With a global budget that holds the shared ranges
+# and half of the smallest own library, the shared (hot) ones stay locked
+# and the own libraries are refused and reported; the total stays within
+# the budget. A per-unit cap holds the same way for that unit only.
+set -u
+. "$(dirname "$0")/lock/lib.sh"
+lk_setup
+
+lk_lib shared 512
+for u in a b c; do
+	lk_lib "own$u" 512
+	lk_prog "prog$u" "own$u" shared
+done
+lk_evict "$F"/*.so "$F"/prog?
+lk_run A "$F/proga" 64 32
+lk_run B "$F/progb" 96 32
+lk_run C "$F/progc" 128 32
+printf '[Daemon]\nLockBudget=1G\n' >"$W/big.conf"
+lk_driver "$W/big.conf"
+lk_cmd protect "$A" a.service
+lk_cmd protect "$B" b.service
+lk_cmd protect "$C" c.service
+lk_dump
+cp "$W/dump" "$W/dump.unlimited"
+
+# Resident of what all three units map, and of each own library.
+hot=$(awk '/^file / && / units=3 / { for (i = 1; i <= NF; i++) if ($i ~ /^resident=/) { sub("resident=", "", $i); s += $i } } END { print s + 0 }' "$W/dump")
+own() { field "$(file_line "$F/libown$1.so")" "$2"; }
+mina=$(own a resident)
+echo "hot (3 units) resident $hot; own libraries resident a=$mina b=$(own b resident) c=$(own c resident)"
+[ "$mina" -gt $((32 * PAGE)) ] || die "own library a too small to test with ($mina)"
+[ "$(own a locked)" = "$mina" ] || fail "unlimited: own a not fully locked"
+
+budget=$((hot + mina / 2))
+printf '[Daemon]\nLockBudget=%s\n' "$budget" >"$W/tight.conf"
+lk_cmd reload "$W/tight.conf"
+lk_dump
+[ "$(total locked)" -le "$budget" ] && pass "global: locked $(total locked) <= budget $budget" ||
+	fail "global: locked $(total locked) > budget $budget"
+bad=0
+while read -r l; do
+	[ "$(field "$l" locked)" = "$(field "$l" resident)" ] || { bad=1; echo "  hot not fully locked: $l"; }
+done < <(grep '^file .* units=3 ' "$W/dump")
+[ "$bad" = 0 ] && pass "global: the hot ranges (3 units) stay fully locked" || fail "global: hot range dropped"
+for u in a b c; do
+	[ "$(own $u locked)" = 0 ] && [ "$(field "$(file_line "$F/libown$u.so")" refusal)" = global-budget ] ||
+		fail "global: own $u: $(file_line "$F/libown$u.so")"
+done
+grep -q "not locking $F/libowna.so.*global budget full" "$W/driver.err" &&
+	pass "global: the refusal is reported" || fail "global: refusal of libowna not reported"
+[ "$(total locked)" = "$(vmlck)" ] || fail "global: total $(total locked) VmLck $(vmlck)"
+
+# Back to a large global budget; unit a gets its own cap.
+cap=$((hot + mina / 2))
+lk_cmd reload "$W/big.conf"
+lk_cmd protect "$A" a.service "$cap"
+lk_dump
+ua=$(unit_line a.service)
+[ "$(field "$ua" cap)" = "$cap" ] && [ "$(field "$ua" charged)" -le "$cap" ] &&
+	pass "unit: a charged $(field "$ua" charged) <= cap $cap" || fail "unit: $ua"
+[ "$(own a locked)" = 0 ] && [ "$(field "$(file_line "$F/libowna.so")" refusal)" = unit-budget ] &&
+	pass "unit: a's own library refused (unit-budget)" || fail "unit: own a $(file_line "$F/libowna.so")"
+[ "$(own b locked)" = "$(own b resident)" ] && [ "$(own c locked)" = "$(own c resident)" ] &&
+	pass "unit: uncapped b and c fully locked" || fail "unit: b/c not fully locked"
+l=$(file_line "$F/libshared.so")
+[ "$(field "$l" locked)" = "$(field "$l" resident)" ] && pass "unit: the shared library stays" ||
+	fail "unit: shared $l"
+grep -q "not locking $F/libowna.so.*unit budget full" "$W/driver.err" &&
+	pass "unit: the refusal is reported" || fail "unit: refusal of libowna not reported"
+[ "$(total locked)" = "$(vmlck)" ] || fail "unit: total $(total locked) VmLck $(vmlck)"
+lk_finish

@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# End to end through execguardd with Backend=lock: a process the policy
+# protects gets the resident pages of its exec mappings locked by the
+# daemon (its VmLck), the status line says so, and the locks go when the
+# process exits.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_cgroup2
+
+A=execguard-lock-$$
+new_cgroup "$A"
+write_conf <<CONF
+[Daemon]
+Backend=lock
+LockRecheckSec=1
+[Rule test]
+MatchCgroup=/$A
+MatchExe=/usr/bin/sleep /bin/sleep
+Protect=yes
+CONF
+
+start_daemon
+grep -q "backend lock" "$T/daemon.log" || fail "lock backend not chosen: $(head -5 "$T/daemon.log")"
+vmlck() { awk '/^VmLck:/ { print $2 }' "/proc/$DAEMON_PID/status"; }
+[ "$(vmlck)" = 0 ] || fail "locks before anything is protected: $(vmlck) kB"
+
+run_in "$A" sleep 60
+p=$LAST_PID
+wait_log "protect pid $p " 5 || fail "no decision for pid $p"
+for i in $(seq 40); do
+	[ "$(vmlck)" -gt 0 ] && break
+	sleep 0.1
+done
+k=$(vmlck)
+# sleep's own text and libc: at least the pages of sleep that ran.
+[ "$k" -gt 0 ] || fail "nothing locked for pid $p"
+sleep_kb=$(( $(stat -c %s /usr/bin/sleep) / 1024 ))
+libc_kb=$(( $(stat -L -c %s /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || echo 0) / 1024 ))
+pass "locked $k kB for sleep (files: sleep $sleep_kb kB, libc $libc_kb kB)"
+
+kill "$p"
+for i in $(seq 40); do
+	[ "$(vmlck)" = 0 ] && break
+	sleep 0.1
+done
+[ "$(vmlck)" = 0 ] || fail "still $(vmlck) kB locked after the process exited"
+pass "released at exit"
+stop_daemon || fail "daemon exited with $?"
+[ -n "${KEEP_LOG:-}" ] && cp "$T/daemon.log" "$KEEP_LOG"
+grep -Eiq "sanitizer|mlock\(\) of .* failed" "$T/daemon.log" && fail "errors in the log"
+pass "clean stop"

@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Without CAP_IPC_LOCK the memlock limit applies: the backend plans within
+# RLIMIT_MEMLOCK (hot first, what does not fit is reported), says what to
+# set (LimitMEMLOCK= or CAP_IPC_LOCK), never runs into mlock() failures,
+# keeps its figures true (locked = the kernel's VmLck); with the limit at
+# 0 the backend reports that it cannot work here (probe), so that
+# Backend=auto moves on.
+set -u
+. "$(dirname "$0")/lock/lib.sh"
+lk_setup
+command -v setpriv >/dev/null || skip "needs setpriv (util-linux) to drop CAP_IPC_LOCK"
+
+lk_lib big 1024
+lk_prog prog big
+lk_evict "$F/prog" "$F/libbig.so"
+lk_run P "$F/prog" 512
+lk_run P2 "$F/prog" 16
+
+REAL_DRIVER=$LOCK_DRIVER
+cat >"$W/driver-limited" <<SH
+#!/bin/sh
+ulimit -l \$LIMIT_KB || exit 3
+exec setpriv --bounding-set=-ipc_lock --inh-caps=-ipc_lock "$REAL_DRIVER" "\$@"
+SH
+chmod +x "$W/driver-limited"
+LOCK_DRIVER=$W/driver-limited
+
+# Limit 0: the probe refuses.
+out=$(LIMIT_KB=0 "$LOCK_DRIVER" </dev/null 2>&1)
+rc=$?
+[ "$rc" = 77 ] && echo "$out" | grep -q "no CAP_IPC_LOCK and RLIMIT_MEMLOCK is 0" &&
+	pass "probe refuses with RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK" || fail "probe: rc $rc, '$out'"
+
+# Limit 1 MiB: libbig (2 MiB resident) does not fit, the rest does.
+export LIMIT_KB=1024
+lk_driver
+grep -q CapEff "/proc/$DRV_PID/status"
+eff=$(awk '/^CapEff:/ { print $2 }' "/proc/$DRV_PID/status")
+(( (0x$eff >> 14) & 1 )) && skip "could not drop CAP_IPC_LOCK"
+lk_cmd protect "$P" svc.service
+lk_cmd protect "$P2" svc.service
+lk_cmd recheck
+lk_dump
+[ "$(vmlck)" -le $((LIMIT_KB * 1024)) ] && [ "$(total locked)" = "$(vmlck)" ] &&
+	pass "locked $(total locked) = VmLck, within the 1 MiB limit" ||
+	fail "locked $(total locked), VmLck $(vmlck), limit $((LIMIT_KB * 1024))"
+[ "$(total locked)" -gt 0 ] && pass "what fits is still locked" || fail "nothing locked"
+grep -q "no CAP_IPC_LOCK: locking at most RLIMIT_MEMLOCK (1.0M); raise LimitMEMLOCK=" "$W/driver.err" &&
+	pass "the limit and what to set are reported" || fail "no report of the memlock limit"
+[ "$(total cap)" = $((LIMIT_KB * 1024)) ] || fail "budget not limited to RLIMIT_MEMLOCK: cap=$(total cap)"
+l=$(file_line /usr/lib/x86_64-linux-gnu/libc.so.6)
+[ -z "$l" ] || [ "$(field "$l" refusal)" = global-budget ] || [ "$(field "$l" locked)" -gt 0 ] ||
+	fail "libc neither locked nor refused: $l"
+lk_cmd rescan
+lk_cmd recheck
+grep -q "mlock() of .* failed" "$W/driver.err" && fail "mlock() failed: the plan ignored the limit"
+n=$(grep -c "not locking .* global budget full" "$W/driver.err")
+lk_cmd rescan
+lk_cmd recheck
+[ "$(grep -c "not locking .* global budget full" "$W/driver.err")" = "$n" ] &&
+	pass "refusals reported once ($n), not again on rescan" || fail "refusals reported again"
+[ "$(total locked)" = "$(vmlck)" ] || fail "after rescans: total $(total locked) VmLck $(vmlck)"
+lk_finish

@@ -1,0 +1,64 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A protected program with a 16 MiB text (in its library) of which it runs
+# 64 pages: the
+# lock backend locks what is resident (per an independent mincore()),
+# within a page per range, far below the file size; the locked bytes are
+# the kernel's VmLck of the daemon; the lock grows on the re-check timer
+# when more of the text runs.
+set -u
+. "$(dirname "$0")/lock/lib.sh"
+lk_setup
+
+lk_lib big 4096
+lk_prog bigtext big
+printf '[Daemon]\nLockBudget=1G\nLockRecheckSec=1\n' >"$W/conf"
+lk_evict "$F/bigtext" "$F/libbig.so"
+lk_run P "$F/bigtext" 64
+lk_driver "$W/conf"
+lk_cmd protect "$P" bigtext.service
+lk_dump
+
+check_equal() { # what
+	local res len locked line
+	res=$(resident_of "$P" "$F/libbig.so")
+	len=$(length_of "$P" "$F/libbig.so")
+	line=$(file_line "$F/libbig.so")
+	locked=$(field "$line" locked)
+	echo "$1: libbig text mapped $len, resident $res, locked $locked"
+	[ -n "$locked" ] || { fail "$1: libbig not in the lock set"; return; }
+	local d=$((res - locked)); d=${d#-}
+	[ "$d" -le "$PAGE" ] && pass "$1: locked equals resident within a page" ||
+		fail "$1: locked $locked vs resident $res"
+	[ "$locked" -gt 0 ] && [ "$((locked * 16))" -lt "$len" ] &&
+		pass "$1: locked is far below the text size ($len)" ||
+		fail "$1: locked $locked not far below $len"
+	[ "$(total locked)" = "$(vmlck)" ] && pass "$1: total locked = daemon VmLck ($(vmlck))" ||
+		fail "$1: total locked $(total locked) but VmLck $(vmlck)"
+	# Every other range (libc, ld.so): locked <= resident, never more.
+	local f ino l r
+	while read -r f; do
+		l=$(field "$f" locked); r=$(field "$f" resident)
+		[ "$l" -le "$r" ] || fail "$1: $(field "$f" path) locked $l > resident $r"
+	done < <(grep '^file ' "$W/dump")
+}
+
+check_equal initial
+first=$(field "$(file_line "$F/libbig.so")" locked)
+
+lk_grow "$P" "$P_OUT"
+# No command: the re-check timer (LockRecheckSec=1) has to pick it up.
+sleep 2.5
+lk_dump
+check_equal "after growth"
+now=$(field "$(file_line "$F/libbig.so")" locked)
+[ "$now" -ge $((first + 64 * PAGE)) ] && pass "lock grew by >= 64 pages ($first -> $now)" ||
+	fail "lock did not grow with the text ($first -> $now)"
+
+grep -q "mlock() of" "$W/driver.err" && fail "mlock failed: $(grep 'mlock() of' "$W/driver.err")"
+lk_stop "$P"
+sleep 0.5
+lk_dump
+[ "$(total ranges)" = 0 ] && [ "$(vmlck)" = 0 ] && pass "all released at exit" ||
+	fail "left after exit: ranges=$(total ranges) VmLck=$(vmlck)"
+lk_finish

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "test.h"
+#include "util.h"
+
+static void test_proc_cgroup(void)
+{
+	const char *hybrid = "9:name=systemd:/\n4:memory:/x\n0::/system.slice/nginx.service\n";
+	const char *v1only = "4:memory:/x\n1:cpu:/\n";
+	const char *forged = "0::/evil\n0::/system.slice/sshd.service\n";
+	char *p = NULL;
+
+	CHECK_EQ_INT(cgroup_parse_proc_cgroup(hybrid, strlen(hybrid), &p), 0);
+	CHECK_STREQ(p, "/system.slice/nginx.service");
+	free(p);
+	CHECK_EQ_INT(cgroup_parse_proc_cgroup("0::/\n", 5, &p), 0);
+	CHECK_STREQ(p, "/");
+	free(p);
+	CHECK_EQ_INT(cgroup_parse_proc_cgroup(v1only, strlen(v1only), &p), -ENOENT);
+	CHECK_EQ_INT(cgroup_parse_proc_cgroup(forged, strlen(forged), &p), -EBADMSG);
+	CHECK_EQ_INT(cgroup_parse_proc_cgroup("0::\n", 4, &p), -EBADMSG);
+	CHECK_EQ_INT(cgroup_parse_proc_cgroup("0::relative\n", 12, &p), -EBADMSG);
+}
+
+static void test_unit(void)
+{
+	static const struct {
+		const char *path, *unit;
+	} cases[] = {
+		{ "/system.slice/nginx.service", "nginx.service" },
+		{ "/system.slice/nginx.service/worker", "nginx.service" },
+		{ "/system.slice/system-getty.slice/getty@tty1.service", "getty@tty1.service" },
+		{ "/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service", "user@1000.service" },
+		{ "/user.slice/user-1000.slice/session-3.scope", "session-3.scope" },
+		{ "/init.scope", "init.scope" },
+		{ "/system.slice/foo\\x2dbar.service", "foo\\x2dbar.service" },
+		{ "/", NULL },
+		{ "/system.slice", NULL },
+		{ "/execguard-test-1", NULL },
+		{ "/docker/abc123", NULL },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		char *u = NULL;
+		int r = cgroup_path_to_unit(cases[i].path, &u);
+
+		if (cases[i].unit) {
+			CHECK_EQ_INT(r, 0);
+			CHECK_STREQ(u, cases[i].unit);
+		} else {
+			CHECK_EQ_INT(r, -ENXIO);
+		}
+		free(u);
+	}
+}
+
+static void test_relative(void)
+{
+	const char *r = NULL;
+
+	CHECK_EQ_INT(cgroup_relative("/a/b", &r), 0);
+	CHECK_STREQ(r, "a/b");
+	CHECK_EQ_INT(cgroup_relative("/", &r), 0);
+	CHECK_STREQ(r, ".");
+	CHECK_EQ_INT(cgroup_relative("/a/../b", &r), -EINVAL);
+	CHECK_EQ_INT(cgroup_relative("/a/./b", &r), -EINVAL);
+	CHECK_EQ_INT(cgroup_relative("a/b", &r), -EINVAL);
+	CHECK_EQ_INT(cgroup_relative("/a/..b", &r), 0);
+}
+
+static void check_mount(const char *mountinfo, int want_r, const char *want)
+{
+	char path[] = "/tmp/execguard-mountinfo-XXXXXX";
+	int fd = mkstemp(path);
+	char *found = NULL;
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, mountinfo, strlen(mountinfo)) == (ssize_t)strlen(mountinfo));
+	close(fd);
+	CHECK_EQ_INT(cgroup2_find_mount(path, &found), want_r);
+	if (want)
+		CHECK_STREQ(found, want);
+	free(found);
+	unlink(path);
+}
+
+static void test_find_mount(void)
+{
+	check_mount("25 1 0:23 / /sys rw,nosuid - sysfs sysfs rw\n"
+		    "30 25 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec - cgroup2 cgroup2 rw,nsdelegate\n",
+		    0, "/sys/fs/cgroup");
+	check_mount("30 25 0:26 / /sys/fs/cgroup ro - tmpfs tmpfs ro,mode=755\n"
+		    "31 30 0:27 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+		    "32 30 0:28 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n",
+		    0, "/sys/fs/cgroup/unified");
+	check_mount("32 30 0:28 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n", -ENOENT, NULL);
+	/* This machine's own table has one (or the test says which). */
+	{
+		char *p = NULL;
+		int r = cgroup2_find_mount(NULL, &p);
+
+		fprintf(stderr, "this machine: cgroup2 %s\n", r == 0 ? p : "not mounted");
+		free(p);
+	}
+}
+
+TEST_MAIN(test_proc_cgroup, test_unit, test_relative, test_find_mount)

@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The lock engine, fed from tables: references, budgets, hot-first
+ * order, give-back order under pressure, page runs. No system calls. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lockset.h"
+#include "psi.h"
+#include "test.h"
+#include "util.h"
+
+#define PAGE 4096u
+
+static unsigned n_freed;
+
+static void on_free(struct lock_range *r _unused_, void *userdata _unused_)
+{
+	n_freed++;
+}
+
+static const struct lockset_ops ops = { .range_free = on_free };
+
+static struct lock_mapping M(uint64_t ino, uint64_t off, uint64_t pages, const char *path)
+{
+	return (struct lock_mapping){
+		.key = { .dev = 0x801, .ino = ino, .offset = off * PAGE, .length = pages * PAGE },
+		.path = path,
+	};
+}
+
+/* Open every NEW range and make `resident` of its pages resident. */
+static void open_all(struct lockset *ls, size_t resident)
+{
+	for (size_t i = 0; i < lockset_n_ranges(ls); i++) {
+		struct lock_range *r = lockset_range(ls, i);
+		unsigned char *vec;
+
+		if (r->state != LOCK_RANGE_NEW)
+			continue;
+		CHECK(lockset_range_opened(ls, r) == 0);
+		vec = calloc(r->n_pages, 1);
+		for (size_t p = 0; p < r->n_pages && p < resident; p++)
+			vec[p] = 1;
+		lockset_range_update_resident(r, vec);
+		free(vec);
+	}
+}
+
+/* What the backend does after a plan: unlock, then lock, every run. */
+static void apply(struct lockset *ls)
+{
+	for (int kind = LOCK_RUN_UNLOCK; kind >= LOCK_RUN_LOCK; kind--)
+		for (size_t i = 0; i < lockset_n_ranges(ls); i++) {
+			struct lock_range *r = lockset_range(ls, i);
+			size_t pos = 0, first, count;
+
+			while (lockset_next_run(r, kind, &pos, &first, &count))
+				lockset_range_mark(r, first, count, kind == LOCK_RUN_LOCK);
+		}
+}
+
+static uint64_t locked_of(struct lockset *ls, uint64_t ino)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < lockset_n_ranges(ls); i++) {
+		struct lock_range *r = lockset_range(ls, i);
+
+		if (r->key.ino == ino)
+			sum += (uint64_t)r->n_locked * PAGE;
+	}
+	return sum;
+}
+
+static void test_key_alignment(void)
+{
+	struct lock_key k;
+
+	lock_key_from_mapping(1, 2, 0x1234, 0x2000, PAGE, &k);
+	CHECK(k.offset == 0x1000 && k.length == 0x3000);
+	lock_key_from_mapping(1, 2, 0x1000, 0x1000, PAGE, &k);
+	CHECK(k.offset == 0x1000 && k.length == 0x1000);
+}
+
+static void test_refcount_shared(void)
+{
+	struct lockset *ls;
+	struct lock_mapping a[] = { M(10, 0, 8, "/bin/a"), M(100, 0, 16, "/lib/libc.so") };
+	struct lock_mapping b[] = { M(20, 0, 8, "/bin/b"), M(100, 0, 16, "/lib/libc.so") };
+	struct lock_key libc = M(100, 0, 16, NULL).key;
+	struct lockset_totals t;
+
+	n_freed = 0;
+	CHECK(lockset_new(PAGE, &ops, NULL, &ls) == 0);
+	CHECK(lockset_process_set(ls, 1000, "a.service", 0, a, 2) == 2);
+	CHECK(lockset_process_set(ls, 2000, "b.service", 0, b, 2) == 1); /* libc exists */
+	CHECK(lockset_n_ranges(ls) == 3);
+	CHECK(lockset_find_range(ls, &libc)->n_pids == 2);
+	CHECK(lockset_find_range(ls, &libc)->n_units == 2);
+
+	open_all(ls, 4);
+	lockset_plan(ls, 0);
+	apply(ls);
+	lockset_totals(ls, &t);
+	/* Each range once: 3 ranges with 4 resident pages each. */
+	CHECK(t.locked == 3 * 4 * PAGE);
+	CHECK(t.resident == 3 * 4 * PAGE);
+	CHECK(t.mapped == (8 + 8 + 16) * PAGE);
+
+	/* Same set again: nothing created, nothing lost. */
+	CHECK(lockset_process_set(ls, 1000, "a.service", 0, a, 2) == 0);
+	CHECK(locked_of(ls, 100) == 4 * PAGE);
+
+	CHECK(lockset_process_remove(ls, 1000) == 1);
+	CHECK(n_freed == 1); /* /bin/a only */
+	CHECK(lockset_find_range(ls, &libc)->n_pids == 1);
+	CHECK(locked_of(ls, 100) == 4 * PAGE);
+	CHECK(lockset_process_remove(ls, 1000) == 0);
+	CHECK(lockset_process_remove(ls, 2000) == 1);
+	CHECK(n_freed == 3);
+	CHECK(lockset_n_ranges(ls) == 0 && lockset_n_units(ls) == 0);
+	lockset_free(ls);
+}
+
+static void test_same_unit_counts_once(void)
+{
+	struct lockset *ls;
+	struct lock_mapping a[] = { M(100, 0, 4, "/lib/x"), M(100, 0, 4, "/lib/x") }; /* duplicate */
+	struct lock_key x = M(100, 0, 4, NULL).key;
+
+	CHECK(lockset_new(PAGE, NULL, NULL, &ls) == 0);
+	CHECK(lockset_process_set(ls, 1, "u", 0, a, 2) == 1);
+	CHECK(lockset_process_set(ls, 2, "u", 0, a, 1) == 0);
+	CHECK(lockset_find_range(ls, &x)->n_pids == 2);
+	CHECK(lockset_find_range(ls, &x)->n_units == 1);
+	CHECK(lockset_n_units(ls) == 1 && lockset_unit(ls, 0)->n_pids == 2);
+	/* A re-exec into another unit moves the reference. */
+	CHECK(lockset_process_set(ls, 2, "v", 0, a, 1) == 0);
+	CHECK(lockset_find_range(ls, &x)->n_units == 2);
+	CHECK(lockset_process_set(ls, 2, "v", 0, NULL, 0) == 0);
+	CHECK(lockset_find_range(ls, &x)->n_pids == 1);
+	CHECK(lockset_process_set(ls, 3, "w", 0, (struct lock_mapping[]){ M(100, 0, 3, "/lib/x") }, 1) == 1); /* other range */
+	CHECK(lockset_n_ranges(ls) == 2);
+	CHECK(lockset_process_set(ls, 4, "w", 0, &(struct lock_mapping){ .key = { 1, 1, 1, PAGE } }, 1) ==
+	      -EINVAL);
+	lockset_free(ls);
+}
+
+static void test_replaced_file(void)
+{
+	struct lockset *ls;
+	struct lock_mapping oldm = M(100, 0, 8, "/usr/bin/prog");
+	struct lock_mapping newm = M(101, 0, 8, "/usr/bin/prog"); /* same path, new inode */
+
+	n_freed = 0;
+	CHECK(lockset_new(PAGE, &ops, NULL, &ls) == 0);
+	CHECK(lockset_process_set(ls, 1, "u", 0, &oldm, 1) == 1);
+	open_all(ls, 8);
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(lockset_process_set(ls, 2, "u", 0, &newm, 1) == 1);
+	open_all(ls, 2);
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 100) == 8 * PAGE && locked_of(ls, 101) == 2 * PAGE);
+	CHECK(lockset_process_remove(ls, 1) == 1);
+	CHECK(n_freed == 1 && lockset_n_ranges(ls) == 1);
+	CHECK(locked_of(ls, 101) == 2 * PAGE);
+	lockset_free(ls);
+	CHECK(n_freed == 2);
+}
+
+/* Budget table: hot (shared by 3 units) stays; cold ones go first. */
+static void test_budgets(void)
+{
+	struct lockset *ls;
+	struct lock_mapping lib = M(100, 0, 10, "/lib/hot.so");
+	struct lock_mapping own[3] = { M(1, 0, 10, "/bin/one"), M(2, 0, 10, "/bin/two"),
+				       M(3, 0, 10, "/bin/three") };
+	const char *units[3] = { "one", "two", "three" };
+	struct lockset_unit_stat *us;
+	size_t nus;
+
+	CHECK(lockset_new(PAGE, NULL, NULL, &ls) == 0);
+	for (int i = 0; i < 3; i++) {
+		struct lock_mapping m[2] = { own[i], lib };
+
+		CHECK(lockset_process_set(ls, 10 + i, units[i], 0, m, 2) >= 1);
+	}
+	open_all(ls, 10);
+
+	/* Room for 25 pages: the shared 10, then first fit of the rest by key:
+	 * /bin/one (ino 1) fits, two and three do not. */
+	lockset_plan(ls, 25 * PAGE);
+	apply(ls);
+	CHECK(locked_of(ls, 100) == 10 * PAGE);
+	CHECK(locked_of(ls, 1) == 10 * PAGE);
+	CHECK(locked_of(ls, 2) == 0 && locked_of(ls, 3) == 0);
+	CHECK(lockset_find_range(ls, &own[1].key)->refusal == LOCK_REFUSAL_GLOBAL);
+
+	/* Tight: only 10 pages. The hot library is the one that stays. */
+	lockset_plan(ls, 10 * PAGE);
+	apply(ls);
+	CHECK(locked_of(ls, 100) == 10 * PAGE);
+	CHECK(locked_of(ls, 1) == 0);
+
+	/* Too tight for anything but smaller ranges: none here. */
+	lockset_plan(ls, 9 * PAGE);
+	apply(ls);
+	CHECK(locked_of(ls, 100) == 0);
+
+	/* Per-unit cap of 15 pages on "one": lib (10) fits, its own 10 not;
+	 * "two" and "three" are uncapped. */
+	{
+		struct lock_mapping m[2] = { own[0], lib };
+
+		CHECK(lockset_process_set(ls, 10, "one", 15 * PAGE, m, 2) == 0);
+	}
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 100) == 10 * PAGE);
+	CHECK(locked_of(ls, 1) == 0);
+	CHECK(locked_of(ls, 2) == 10 * PAGE && locked_of(ls, 3) == 10 * PAGE);
+	CHECK(lockset_find_range(ls, &own[0].key)->refusal == LOCK_REFUSAL_UNIT);
+	CHECK(lockset_unit_stats(ls, &us, &nus) == 0);
+	CHECK(nus == 3);
+	for (size_t i = 0; i < nus; i++) {
+		if (us[i].cap)
+			CHECK(us[i].charged <= us[i].cap);
+		CHECK(us[i].mapped == 20 * PAGE);
+		if (streq(us[i].name, "one"))
+			CHECK(us[i].locked == 10 * PAGE && us[i].charged == 10 * PAGE);
+		else
+			CHECK(us[i].locked == 20 * PAGE);
+	}
+	free(us);
+	lockset_free(ls);
+}
+
+/* Growth: pages that become resident are locked on the next look, and
+ * pages that vanish (truncation) are unlocked. */
+static void test_growth_and_runs(void)
+{
+	struct lockset *ls;
+	struct lock_mapping m = M(5, 0, 10, "/bin/x");
+	unsigned char vec[10] = { 1, 1, 0, 0, 1, 0, 0, 0, 0, 1 };
+	struct lock_range *r;
+	size_t pos = 0, first, count, n = 0;
+
+	CHECK(lockset_new(PAGE, NULL, NULL, &ls) == 0);
+	CHECK(lockset_process_set(ls, 1, "u", 0, &m, 1) == 1);
+	r = lockset_range(ls, 0);
+	CHECK(lockset_range_opened(ls, r) == 0);
+	lockset_range_update_resident(r, vec);
+	lockset_plan(ls, 0);
+	/* Three runs: [0,2) [4,5) [9,10). */
+	while (lockset_next_run(r, LOCK_RUN_LOCK, &pos, &first, &count)) {
+		CHECK((n == 0 && first == 0 && count == 2) || (n == 1 && first == 4 && count == 1) ||
+		      (n == 2 && first == 9 && count == 1));
+		n++;
+	}
+	CHECK(n == 3);
+	apply(ls);
+	CHECK(r->n_locked == 4);
+
+	vec[2] = vec[3] = 1; /* more ran */
+	vec[9] = 0;	     /* truncated away */
+	lockset_range_update_resident(r, vec);
+	lockset_plan(ls, 0);
+	pos = 0;
+	CHECK(lockset_next_run(r, LOCK_RUN_UNLOCK, &pos, &first, &count) && first == 9 && count == 1);
+	CHECK(!lockset_next_run(r, LOCK_RUN_UNLOCK, &pos, &first, &count));
+	apply(ls);
+	CHECK(r->n_locked == 5 && r->n_resident == 5);
+	lockset_free(ls);
+}
+
+/* Pressure: give back coldest first, halving; lift after calm. */
+static void test_pressure(void)
+{
+	struct lockset *ls;
+	struct lock_mapping hot = M(100, 0, 8, "/lib/hot");
+	struct lock_mapping c1 = M(1, 0, 8, "/bin/c1"), c2 = M(2, 0, 8, "/bin/c2");
+	const uint64_t s = 1000000;
+
+	CHECK(lockset_new(PAGE, NULL, NULL, &ls) == 0);
+	CHECK(lockset_process_set(ls, 1, "a", 0, (struct lock_mapping[]){ hot, c1 }, 2) == 2);
+	CHECK(lockset_process_set(ls, 2, "b", 0, (struct lock_mapping[]){ hot, c2 }, 2) == 1);
+	open_all(ls, 8);
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 100) + locked_of(ls, 1) + locked_of(ls, 2) == 24 * PAGE);
+	CHECK(lockset_pressure_ceiling(ls) == UINT64_MAX);
+
+	/* 24 pages locked -> ceiling 12: the hot one and one cold one
+	 * cannot both stay; the hot stays. */
+	CHECK(lockset_pressure_event(ls, 10 * s, s));
+	CHECK(lockset_pressure_ceiling(ls) == 12 * PAGE);
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 100) == 8 * PAGE);
+	CHECK(locked_of(ls, 1) == 0 && locked_of(ls, 2) == 0);
+	CHECK(lockset_find_range(ls, &c1.key)->refusal == LOCK_REFUSAL_PRESSURE);
+
+	/* Within the window: no second step. */
+	CHECK(!lockset_pressure_event(ls, 10 * s + s / 2, s));
+	/* Next window: 8 locked -> 4: nothing fits any more. */
+	CHECK(lockset_pressure_event(ls, 12 * s, s));
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 100) == 0);
+	CHECK(lockset_pressure_events(ls) == 3);
+
+	/* Calm for less than recover: stays; then it is lifted. */
+	CHECK(!lockset_pressure_tick(ls, 30 * s, 60 * s));
+	CHECK(lockset_pressure_tick(ls, 72 * s, 60 * s));
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 100) + locked_of(ls, 1) + locked_of(ls, 2) == 24 * PAGE);
+	lockset_free(ls);
+}
+
+/* Pressure in one unit's cgroup: that unit's own cold ranges go, what it
+ * shares with a calm unit stays, the other unit is untouched. */
+static void test_unit_pressure(void)
+{
+	struct lockset *ls;
+	struct lock_mapping shared = M(100, 0, 8, "/lib/shared");
+	struct lock_mapping a1 = M(1, 0, 8, "/bin/a1"), a2 = M(2, 0, 8, "/bin/a2"), b = M(3, 0, 8, "/bin/b");
+	const uint64_t s = 1000000;
+
+	CHECK(lockset_new(PAGE, NULL, NULL, &ls) == 0);
+	CHECK(lockset_process_set(ls, 1, "a", 0, (struct lock_mapping[]){ shared, a1, a2 }, 3) == 3);
+	CHECK(lockset_process_set(ls, 2, "b", 0, (struct lock_mapping[]){ shared, b }, 2) == 1);
+	open_all(ls, 8);
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(lockset_find_unit(ls, "a")->charged == 24 * PAGE);
+	CHECK(!lockset_unit_pressure_event(ls, "nosuch", 1 * s, s));
+
+	/* a: 24 charged -> ceiling 12: shared (8) fits, a1 (8) not, a2 not. */
+	CHECK(lockset_unit_pressure_event(ls, "a", 1 * s, s));
+	CHECK(lockset_find_unit(ls, "a")->ceiling == 12 * PAGE);
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 100) == 8 * PAGE);
+	CHECK(locked_of(ls, 1) == 0 && locked_of(ls, 2) == 0);
+	CHECK(locked_of(ls, 3) == 8 * PAGE);
+	CHECK(lockset_find_range(ls, &a1.key)->refusal == LOCK_REFUSAL_PRESSURE);
+	CHECK(lockset_pressure_ceiling(ls) == UINT64_MAX);
+
+	/* More: a's ceiling 4; the shared range stays, on b's behalf. */
+	CHECK(lockset_unit_pressure_event(ls, "a", 3 * s, s));
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 100) == 8 * PAGE);
+	CHECK(lockset_find_unit(ls, "a")->charged == 0);
+	CHECK(lockset_find_unit(ls, "b")->charged == 16 * PAGE);
+
+	CHECK(!lockset_pressure_tick(ls, 10 * s, 30 * s));
+	CHECK(lockset_pressure_tick(ls, 40 * s, 30 * s));
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 1) == 8 * PAGE && locked_of(ls, 2) == 8 * PAGE);
+	lockset_free(ls);
+}
+
+static void test_failed_once(void)
+{
+	struct lockset *ls;
+	struct lock_mapping m = M(7, 0, 2, "/x");
+
+	CHECK(lockset_new(PAGE, NULL, NULL, &ls) == 0);
+	CHECK(lockset_process_set(ls, 1, "u", 0, &m, 1) == 1);
+	CHECK(!lockset_reported_before(ls, 0x801, 7));
+	CHECK(lockset_range_set_failed(ls, lockset_range(ls, 0), "nope") == 0);
+	CHECK(lockset_reported_before(ls, 0x801, 7));
+	CHECK(lockset_process_remove(ls, 1) == 1);
+	/* Gone and back: still known as reported. */
+	CHECK(lockset_process_set(ls, 2, "u", 0, &m, 1) == 1);
+	CHECK(lockset_reported_before(ls, 0x801, 7));
+	lockset_forget_failures(ls);
+	CHECK(!lockset_reported_before(ls, 0x801, 7));
+	lockset_plan(ls, 0);
+	CHECK(!lockset_range(ls, 0)->admitted); /* never opened */
+	lockset_free(ls);
+}
+
+static void test_meminfo(void)
+{
+	static const struct {
+		const char *in;
+		int r;
+		uint64_t v;
+	} t[] = {
+		{ "MemTotal:       24683584 kB\nMemFree: 1 kB\n", 0, 24683584ull * 1024 },
+		{ "MemFree: 1 kB\nMemTotal: 2 kB", 0, 2048 },
+		{ "MemTotal: kB\n", -EINVAL, 0 },
+		{ "MemTotal: 12 MB\n", -EINVAL, 0 },
+		{ "MemFree: 1 kB\n", -ENOENT, 0 },
+		{ "MemTotal: 99999999999999999999999 kB\n", -ERANGE, 0 },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+		uint64_t v = 0;
+		int r = meminfo_parse_total(t[i].in, strlen(t[i].in), &v);
+
+		CHECK(r == t[i].r);
+		if (r == 0)
+			CHECK(v == t[i].v);
+	}
+}
+
+static void test_psi_format(void)
+{
+	char b[64];
+
+	CHECK(psi_trigger_format(b, sizeof(b), 150, 1000) == 0 && streq(b, "some 150000 1000000"));
+	CHECK(psi_trigger_format(b, sizeof(b), 0, 1000) == -EINVAL);
+	CHECK(psi_trigger_format(b, sizeof(b), 100, 400) == -EINVAL);
+	CHECK(psi_trigger_format(b, sizeof(b), 2000, 1000) == -EINVAL);
+	CHECK(psi_trigger_format(b, sizeof(b), 100, 20000) == -EINVAL);
+	CHECK(psi_trigger_format(b, 4, 100, 1000) == -ENOBUFS);
+	{
+		unsigned st, w;
+
+		psi_unprivileged_window(100, 1000, &st, &w);
+		CHECK(st == 200 && w == 2000);
+		psi_unprivileged_window(150, 2000, &st, &w);
+		CHECK(st == 150 && w == 2000);
+		psi_unprivileged_window(1, 500, &st, &w);
+		CHECK(st == 4 && w == 2000);
+		psi_unprivileged_window(5000, 9000, &st, &w);
+		CHECK(st == 5000 * 10 / 9 && w == 10000);
+	}
+}
+
+TEST_MAIN(test_key_alignment, test_refcount_shared, test_same_unit_counts_once, test_replaced_file,
+	  test_budgets, test_growth_and_runs, test_pressure, test_unit_pressure, test_failed_once,
+	  test_meminfo, test_psi_format)

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy.h"
+#include "test.h"
+#include "util.h"
+
+static int parse(struct policy *p, const char *text)
+{
+	policy_init(p);
+	return policy_parse_buffer(p, "test.conf", text, strlen(text));
+}
+
+static bool has_error(const struct policy *p, unsigned line, const char *needle)
+{
+	for (size_t i = 0; i < p->n_errors; i++)
+		if (p->errors[i].line == line && strstr(p->errors[i].message, needle))
+			return true;
+	for (size_t i = 0; i < p->n_errors; i++)
+		fprintf(stderr, "  have %s:%u: %s\n", p->errors[i].file, p->errors[i].line,
+			p->errors[i].message);
+	return false;
+}
+
+static void test_good(void)
+{
+	struct policy p;
+	const char *text =
+		"# comment\n"
+		"; also a comment\n"
+		"[Daemon]\n"
+		"Backend = kernel\n"
+		"RescanDelaysMSec=10, 100 900\n"
+		"LockBudget=64M\n"
+		"  LockRecheckSec=5 ; inline comment\n"
+		"\n"
+		"[Rule web]\n"
+		"MatchUnit=nginx.service *.web.service\n"
+		"MatchExe=/usr/sbin/*\n"
+		"Protect=yes\n"
+		"LockBudget=10%\n";
+
+	CHECK_EQ_INT(parse(&p, text), 0);
+	CHECK_EQ_INT(p.daemon.backend, BACKEND_KERNEL);
+	CHECK_EQ_INT(p.daemon.n_rescan_delays, 3);
+	CHECK_EQ_INT(p.daemon.rescan_delays_ms[2], 900);
+	CHECK_EQ_INT(p.daemon.lock_budget.bytes, 64 << 20);
+	CHECK_EQ_INT(p.daemon.lock_recheck_sec, 5);
+	CHECK_EQ_INT(p.n_rules, 1);
+	CHECK_STREQ(p.rules[0].name, "web");
+	CHECK_EQ_INT(p.rules[0].line, 9);
+	CHECK_STREQ(p.rules[0].match_unit[1], "*.web.service");
+	CHECK(p.rules[0].match_unit[2] == NULL);
+	CHECK_EQ_INT(p.rules[0].settings.protect, 1);
+	CHECK_EQ_INT(p.rules[0].settings.lock_budget.percent, 10);
+	CHECK_EQ_INT(budget_resolve(&p.rules[0].settings.lock_budget, 1000), 100);
+	policy_done(&p);
+}
+
+static void test_errors(void)
+{
+	static const struct {
+		const char *text;
+		unsigned line;
+		const char *needle;
+	} cases[] = {
+		{ "[Nope]\nProtect=yes\n", 1, "unknown section [Nope]" },
+		{ "[Daemon]\nBackend=fast\n", 2, "expected auto, kernel, lock or none" },
+		{ "[Daemon]\nFrobnicate=1\n", 2, "unknown key Frobnicate in [Daemon]" },
+		{ "[Rule a]\nProtect=maybe\n", 2, "expected yes or no" },
+		{ "[Rule a]\nProtect=yes\nProtect=no\n", 3, "duplicate key Protect (first set at line 2)" },
+		{ "[Rule a]\n[Rule a]\n", 2, "duplicate rule [Rule a]; first defined at test.conf:1" },
+		{ "Protect=yes\n", 1, "key outside of a section" },
+		{ "[Rule a]\nthis is not a key\n", 2, "expected KEY=VALUE" },
+		{ "[Rule a]\nFoo: bar\n", 2, "expected KEY=VALUE" },
+		{ "[Rule a]\nMatchCgroup=system.slice\n", 2, "cgroup paths start with '/'" },
+		{ "[Rule a]\nMatchUnit=\n", 2, "1 to 64 glob patterns" },
+		{ "[Rule a]\nLockBudget=12X\n", 2, "bytes (K, M, G, T suffix)" },
+		{ "[Rule a]\nLockBudget=101%\n", 2, "percentage of RAM" },
+		{ "[Daemon]\nRescanDelaysMSec=100 50\n", 2, "rising delays" },
+		{ "[Daemon]\nReceiveBufferBytes=-5\n", 2, "bytes from 65536" },
+		{ "[Daemon]\nPressureStallMSec=2000\n", 2, "must be below PressureWindowMSec" },
+		{ "[Rule with space]\n", 1, "NAME without spaces" },
+		{ "[Rule a\n", 1, "without closing" },
+		{ "\n\n[Rule a]\nMatchUnit=x\nUnknown=1\n", 5, "unknown key Unknown in [Rule a]" },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		struct policy p;
+		int r = parse(&p, cases[i].text);
+
+		if (r < 1)
+			fprintf(stderr, "case %zu gave no error\n", i);
+		CHECK(r >= 1);
+		CHECK(has_error(&p, cases[i].line, cases[i].needle));
+		policy_done(&p);
+	}
+}
+
+static void test_long_line_and_nul(void)
+{
+	char text[1024];
+	struct policy p;
+
+	snprintf(text, sizeof(text), "[Rule a]\nMatchExe=/%0400d\nProtect=yes\n", 0);
+	CHECK_EQ_INT(parse(&p, text), 1);
+	CHECK(has_error(&p, 2, "line too long"));
+	/* The rest of the file is still read. */
+	CHECK_EQ_INT(p.rules[0].settings.protect, 1);
+	policy_done(&p);
+
+	/* An overlong section header (found by the fuzzer). */
+	memset(text, 'x', 600);
+	text[0] = '[';
+	text[599] = ']';
+	text[600] = '\0';
+	CHECK_EQ_INT(parse(&p, text), 1);
+	CHECK(has_error(&p, 1, "line too long"));
+	policy_done(&p);
+
+	policy_init(&p);
+	CHECK_EQ_INT(policy_parse_buffer(&p, "nul.conf", "[Rule a]\nProtect=y\0es\n", 22), 1);
+	CHECK(has_error(&p, 2, "NUL byte"));
+	policy_done(&p);
+}
+
+static struct policy_decision decide(const struct policy *p, const char *unit, const char *cg,
+				     const char *exe, const struct rule_settings *unit_section)
+{
+	struct policy_input in = { .unit = unit, .cgroup = cg, .exe = exe, .unit_section = unit_section };
+	struct policy_decision d;
+
+	policy_decide(p, &in, &d);
+	return d;
+}
+
+static void test_precedence(void)
+{
+	struct policy p;
+	struct policy_decision d;
+	struct rule_settings unit_no = { .protect = 0 }, unit_yes = { .protect = 1 };
+	const char *text =
+		"[Rule all-services]\n"
+		"MatchCgroup=/system.slice/*\n"
+		"Protect=yes\n"
+		"[Rule not-cron]\n"
+		"MatchUnit=cron.service\n"
+		"Protect=no\n"
+		"[Rule sbin]\n"
+		"MatchExe=/usr/sbin/*\n"
+		"MatchUnit=*.service\n"
+		"LockBudget=1G\n";
+
+	CHECK_EQ_INT(parse(&p, text), 0);
+	d = decide(&p, "nginx.service", "/system.slice/nginx.service", "/usr/sbin/nginx", NULL);
+	CHECK(d.protect);
+	CHECK_STREQ(d.protect_source, "all-services");
+	CHECK_EQ_INT(d.n_matched, 2);
+	CHECK_EQ_INT(d.settings.lock_budget.bytes, 1ULL << 30);
+
+	/* A later rule overrides an earlier one. */
+	d = decide(&p, "cron.service", "/system.slice/cron.service", "/usr/sbin/cron", NULL);
+	CHECK(!d.protect);
+	CHECK_STREQ(d.protect_source, "not-cron");
+
+	/* Nothing matches: the default is not to protect. */
+	d = decide(&p, NULL, "/user.slice/user-1000.slice/session-2.scope", "/usr/bin/vim", NULL);
+	CHECK(!d.protect);
+	CHECK_STREQ(d.protect_source, "default");
+
+	/* A Match key with no value to compare to does not match. */
+	d = decide(&p, NULL, "/init.scope", "/usr/sbin/x", NULL);
+	CHECK_EQ_INT(d.n_matched, 0);
+
+	/* The shortcut that skips reading the executable agrees. */
+	{
+		struct policy_input in = { .unit = "nginx.service", .cgroup = "/system.slice/nginx.service" };
+
+		CHECK(policy_may_protect(&p, &in));
+		in.cgroup = "/user.slice/user-1000.slice/session-2.scope";
+		in.unit = "session-2.scope";
+		CHECK(!policy_may_protect(&p, &in));
+		in.unit_section = &unit_yes;
+		CHECK(policy_may_protect(&p, &in));
+	}
+
+	/* The unit's own section wins over every rule. */
+	d = decide(&p, "nginx.service", "/system.slice/nginx.service", "/usr/sbin/nginx", &unit_no);
+	CHECK(!d.protect);
+	CHECK_STREQ(d.protect_source, "unit file");
+	d = decide(&p, "cron.service", "/system.slice/cron.service", "/usr/sbin/cron", &unit_yes);
+	CHECK(d.protect);
+	policy_done(&p);
+}
+
+static void test_unit_section(void)
+{
+	struct policy errs;
+	struct rule_settings s = { .protect = -1 };
+	char text[2048];
+
+	/* systemd's sections, long lines and odd syntax there are not ours. */
+	snprintf(text, sizeof(text),
+		 "[Unit]\nDescription=x\n[Service]\nExecStart=/bin/sh -c '%0300d'\n"
+		 "Environment=A=b \\\n  C=d\n"
+		 "[X-ExecGuard]\nProtect=yes\nLockBudget=32M\n[Install]\nWantedBy=multi-user.target\n", 0);
+	policy_init(&errs);
+	CHECK_EQ_INT(policy_parse_unit_buffer(&s, &errs, "u.conf", text, strlen(text)), 0);
+	CHECK_EQ_INT(s.protect, 1);
+	CHECK_EQ_INT(s.lock_budget.bytes, 32 << 20);
+	policy_done(&errs);
+
+	policy_init(&errs);
+	s.protect = -1;
+	snprintf(text, sizeof(text), "[Service]\nExecStart=/x\n[X-ExecGuard]\nProtect=sometimes\nMatchUnit=x\n");
+	CHECK_EQ_INT(policy_parse_unit_buffer(&s, &errs, "u.conf", text, strlen(text)), 2);
+	CHECK(has_error(&errs, 4, "expected yes or no"));
+	CHECK(has_error(&errs, 5, "unknown key MatchUnit in [X-ExecGuard]; expected Protect or LockBudget"));
+	policy_done(&errs);
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	CHECK(fd >= 0);
+	CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	CHECK(fchmod(fd, mode) == 0);
+	close(fd);
+}
+
+static void test_load_files(void)
+{
+	char dir[] = "/tmp/execguard-policy-XXXXXX", main_file[256], dropins[256], f[300];
+	struct policy p;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(main_file, sizeof(main_file), "%s/execguard.conf", dir);
+	snprintf(dropins, sizeof(dropins), "%s/execguard.d", dir);
+	CHECK(mkdir(dropins, 0755) == 0);
+	write_file(main_file, "[Rule base]\nMatchUnit=*.service\nProtect=yes\n", 0644);
+	snprintf(f, sizeof(f), "%s/20-b.conf", dropins);
+	write_file(f, "[Rule b]\nMatchUnit=b.service\nProtect=no\n", 0644);
+	snprintf(f, sizeof(f), "%s/10-a.conf", dropins);
+	write_file(f, "[Rule a]\nMatchUnit=b.service\nProtect=yes\n", 0644);
+	snprintf(f, sizeof(f), "%s/ignored.txt", dropins);
+	write_file(f, "garbage", 0644);
+
+	policy_init(&p);
+	CHECK_EQ_INT(policy_load(&p, main_file, dropins, false), 0);
+	CHECK_EQ_INT(p.n_files, 3);
+	CHECK_EQ_INT(p.n_rules, 3);
+	/* Lexical order: 10-a before 20-b, so b's "no" wins. */
+	CHECK_STREQ(p.rules[1].name, "a");
+	CHECK_STREQ(p.rules[2].name, "b");
+	{
+		struct policy_decision d = decide(&p, "b.service", "/system.slice/b.service", "/x", NULL);
+
+		CHECK(!d.protect);
+		CHECK_STREQ(d.protect_source, "b");
+	}
+	policy_done(&p);
+
+	/* A drop-in others can write is refused, and named. */
+	snprintf(f, sizeof(f), "%s/30-open.conf", dropins);
+	write_file(f, "[Rule c]\nProtect=yes\n", 0666);
+	policy_init(&p);
+	CHECK_EQ_INT(policy_load(&p, main_file, dropins, false), -EINVAL);
+	CHECK(has_error(&p, 0, "writable by group or others"));
+	CHECK(p.n_errors == 1 && strstr(p.errors[0].file, "30-open.conf"));
+	policy_done(&p);
+	unlink(f);
+
+	/* A missing main file is an error unless allowed. */
+	policy_init(&p);
+	CHECK_EQ_INT(policy_load(&p, "/nonexistent/execguard.conf", NULL, false), -EINVAL);
+	policy_done(&p);
+	policy_init(&p);
+	CHECK_EQ_INT(policy_load(&p, "/nonexistent/execguard.conf", NULL, true), 0);
+	policy_done(&p);
+
+	snprintf(f, sizeof(f), "rm -rf %s", dir);
+	CHECK(system(f) == 0);
+}
+
+TEST_MAIN(test_good, test_errors, test_long_line_and_nul, test_precedence, test_unit_section,
+	  test_load_files)

@@ -1,0 +1,33 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Installs what execguard needs on Debian 12, if it is not there yet.
+# Usage: tools/deps.sh [build|test|kernel|all]   (default: all)
+set -eu
+
+build_pkgs=(meson ninja-build pkg-config gcc libc6-dev libsystemd-dev libmount-dev libinih-dev
+	python3 util-linux procps scdoc)
+test_pkgs=(clang llvm libclang-rt-14-dev valgrind)
+kernel_pkgs=(linux-source-6.12 flex bison libelf-dev libssl-dev bc cpio dwarves make
+	qemu-system-x86 busybox-static kmod xz-utils)
+
+case "${1:-all}" in
+build) want=("${build_pkgs[@]}") ;;
+test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+kernel) want=("${kernel_pkgs[@]}") ;;
+all) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${kernel_pkgs[@]}") ;;
+*) echo "usage: $0 [build|test|kernel|all]" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${want[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages (run as root to install): ${missing[*]}" >&2
+	exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,87 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The whole test suite, on a fresh Debian 12 machine as root: installs
+# what it needs, builds with -Werror, runs the unit, host integration and
+# fuzz-corpus tests, runs them again under AddressSanitizer and
+# UndefinedBehaviorSanitizer, runs each fuzzer for a while, and closes
+# with one line: N passed, N failed, N skipped.
+# Environment: FUZZ_SECONDS (default 20 per fuzzer), BUILD_ROOT (build).
+set -u
+cd "$(dirname "$0")/.."
+top=$PWD
+build_root=${BUILD_ROOT:-$top/build}
+fuzz_seconds=${FUZZ_SECONDS:-20}
+mkdir -p "$build_root"
+extra="$build_root/extra-results.txt"
+: > "$extra"
+logs=()
+
+step() { echo; echo "=== $*"; }
+record() { echo "$1 $2" >> "$extra"; }
+
+step "dependencies"
+if ! tools/deps.sh all; then
+	record FAIL deps
+	python3 tools/summarize.py "extra:$extra"
+	exit 1
+fi
+
+# meson_build NAME SETUP-ARGS...: configure and compile one build tree.
+meson_build() {
+	local name=$1 dir="$build_root/$1"
+	shift
+	step "build $name"
+	if [ -d "$dir" ]; then
+		meson setup --reconfigure "$dir" "$@" >/dev/null || meson setup --wipe "$dir" "$@" >/dev/null
+	else
+		meson setup "$dir" "$@" >/dev/null
+	fi && ninja -C "$dir" >"$dir.build.log" 2>&1
+	local rc=$?
+	if [ $rc -ne 0 ]; then
+		tail -n 40 "$dir.build.log"
+		record FAIL "build/$name"
+		return 1
+	fi
+	record PASS "build/$name"
+}
+
+# meson_tests NAME MESON-TEST-ARGS...
+meson_tests() {
+	local name=$1 dir="$build_root/$1"
+	shift
+	step "tests $name"
+	meson test -C "$dir" --print-errorlogs "$@"
+	[ -f "$dir/meson-logs/testlog.json" ] && logs+=("$name:$dir/meson-logs/testlog.json")
+}
+
+if meson_build gcc -Dwerror=true -Dsysconfdir=/etc; then
+	meson_tests gcc --suite unit --suite host --suite fuzz
+fi
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+if meson_build sanitizers -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false; then
+	meson_tests sanitizers --suite unit --suite host --suite fuzz
+fi
+
+if CC=clang meson_build fuzz -Dwerror=true -Dfuzzers=true -Db_lundef=false \
+	-Dc_args=-fsanitize=fuzzer-no-link,address,undefined \
+	-Dc_link_args=-fsanitize=address,undefined; then
+	step "fuzzers, $fuzz_seconds s each"
+	for f in maps cnproc policy; do
+		work=$(mktemp -d)
+		cp "tests/fuzz/corpus/$f/"* "$work/"
+		if "$build_root/fuzz/tests/fuzz-$f" -max_total_time="$fuzz_seconds" -max_len=4096 -artifact_prefix="$build_root/fuzz-$f-" \
+			-print_final_stats=1 "$work" >"$build_root/fuzz-$f.log" 2>&1; then
+			echo "fuzz-$f: $(grep -E '^stat::number_of_executed_units' "$build_root/fuzz-$f.log" | awk '{print $2}') runs, no crash"
+			record PASS "fuzz-run/$f"
+		else
+			tail -n 30 "$build_root/fuzz-$f.log"
+			record FAIL "fuzz-run/$f"
+		fi
+		rm -rf "$work"
+	done
+fi
+
+step "summary"
+python3 tools/summarize.py "${logs[@]}" "extra:$extra"

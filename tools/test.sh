@@ -3,8 +3,9 @@
 # The whole test suite, on a fresh Debian 12 machine as root: installs
 # what it needs, builds with -Werror, runs the unit, host integration and
 # fuzz-corpus tests, runs them again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, runs each fuzzer for a while, and closes
-# with one line: N passed, N failed, N skipped.
+# UndefinedBehaviorSanitizer, runs each fuzzer for a while, builds the
+# patched kernel and runs the VM tests on it, and closes with one line:
+# N passed, N failed, N skipped.
 # Environment: FUZZ_SECONDS (default 20 per fuzzer), BUILD_ROOT (build).
 set -u
 cd "$(dirname "$0")/.."

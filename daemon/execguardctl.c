@@ -153,6 +153,11 @@ static int call_failed(const char *what, const sd_bus_error *e, int r)
 		fprintf(stderr, "%s\n", e->message);
 		return EXIT_FAILED;
 	}
+	if (sd_bus_error_has_name(e, SD_BUS_ERROR_ACCESS_DENIED)) {
+		fprintf(stderr, "execguardctl: %s: permission denied (%s)\n", what,
+			strstr(what, "Reload") ? "only root may reload" : strna(e->message));
+		return EXIT_FAILED;
+	}
 	fprintf(stderr, "execguardctl: %s: %s\n", what,
 		e && e->message ? e->message : strerror(-r));
 	return EXIT_FAILED;
@@ -456,11 +461,8 @@ static int cmd_reload(sd_bus *bus)
 	int r;
 
 	r = call(bus, "Reload", &reply, NULL);
-	if (r < 0) {
-		if (r == -EXIT_FAILED)
-			fprintf(stderr, "execguardctl: reload rejected\n");
+	if (r < 0)
 		return -r;
-	}
 	if (sd_bus_message_read(reply, "s", &summary) < 0)
 		summary = "reloaded";
 	if (arg_json) {

@@ -788,6 +788,16 @@ sd_event *manager_event(struct manager *m)
 	return m->event;
 }
 
+int manager_cgroup_root_fd(struct manager *m)
+{
+	return m->cgroup_root_fd;
+}
+
+int manager_proc_fd(struct manager *m)
+{
+	return m->proc_fd;
+}
+
 const struct policy *manager_policy(struct manager *m)
 {
 	return &m->policy;

@@ -72,6 +72,9 @@ int manager_run(struct manager *m);
 sd_event *manager_event(struct manager *m);
 const struct policy *manager_policy(struct manager *m);
 const struct backend_ops *manager_backend(struct manager *m, void **ret_state);
+/* The cgroup2 root and /proc the manager works on (fake trees in tests). */
+int manager_cgroup_root_fd(struct manager *m);
+int manager_proc_fd(struct manager *m);
 void manager_set_unit_settings(struct manager *m, unit_settings_fn fn, void *userdata);
 /* As SIGHUP. On a rejected policy returns <0 and, if ret_rejected is
  * given, hands over the rejected policy with its errors (policy_done()). */

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <stdio.h>
+
+#include "bus-stats.h"
+#include "cgroup.h"
+#include "maps.h"
+#include "util.h"
+
+void text_mappings_done(struct text_mappings *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->items[i].path);
+	free(m->items);
+	*m = (struct text_mappings){ 0 };
+}
+
+static int kb_field(const char *l, size_t len, const char *key, uint64_t *ret)
+{
+	size_t k = strlen(key);
+	unsigned long long v;
+
+	if (len <= k || memcmp(l, key, k) != 0 || l[k] != ':')
+		return 0;
+	if (sscanf(l + k + 1, "%llu", &v) != 1)
+		return -EINVAL;
+	*ret = (uint64_t)v * 1024;
+	return 1;
+}
+
+int smaps_parse_exec(const char *buf, size_t len, struct text_mappings *ret)
+{
+	const char *p = buf, *end = buf + len;
+	struct text_mapping *cur = NULL;
+	struct text_mappings out = { 0 };
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (l && p[0] >= 'A' && p[0] <= 'Z') {
+			/* A field of the mapping above ("Rss:   12 kB"). */
+			if (cur && kb_field(p, l, "Size", &cur->size) < 0)
+				goto bad;
+			if (cur && kb_field(p, l, "Rss", &cur->rss) < 0)
+				goto bad;
+		} else if (l) {
+			struct exec_mapping em = { 0 };
+			int r = maps_parse_line(p, l, &em);
+
+			cur = NULL;
+			if (r < 0)
+				goto bad;
+			if (r > 0 && (em.kind == MAPPING_FILE || em.kind == MAPPING_DELETED)) {
+				struct text_mapping *n = realloc(out.items, (out.n + 1) * sizeof(*n));
+
+				if (!n) {
+					free(em.path);
+					text_mappings_done(&out);
+					return -ENOMEM;
+				}
+				out.items = n;
+				cur = &out.items[out.n++];
+				*cur = (struct text_mapping){
+					.dev = ((uint64_t)em.dev_major << 20) | em.dev_minor,
+					.ino = em.inode,
+					.offset = em.offset,
+					.size = em.end - em.start,
+					.path = em.path,
+				};
+			} else {
+				free(em.path);
+			}
+		}
+		p = nl ? nl + 1 : end;
+	}
+	*ret = out;
+	return 0;
+bad:
+	text_mappings_done(&out);
+	return -EINVAL;
+}
+
+int keyed_value(const char *buf, size_t len, const char *key, uint64_t *ret)
+{
+	const char *p = buf, *end = buf + len;
+	size_t k = strlen(key);
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (l > k + 1 && memcmp(p, key, k) == 0 && p[k] == ' ') {
+			char num[32];
+			char *e;
+			size_t nl_ = l - k - 1;
+
+			if (nl_ >= sizeof(num))
+				return -EINVAL;
+			memcpy(num, p + k + 1, nl_);
+			num[nl_] = '\0';
+			errno = 0;
+			*ret = strtoull(num, &e, 10);
+			if (errno || e == num || *e)
+				return -EINVAL;
+			return 0;
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return -ENOENT;
+}
+
+int proc_stat_majflt(const char *buf, size_t len, uint64_t *ret)
+{
+	const char *close = NULL;
+	unsigned long long v;
+	char tmp[512];
+	size_t l;
+
+	for (size_t i = len; i > 0; i--)
+		if (buf[i - 1] == ')') {
+			close = buf + i - 1;
+			break;
+		}
+	if (!close)
+		return -EINVAL;
+	l = (size_t)(buf + len - close - 1);
+	if (l >= sizeof(tmp))
+		l = sizeof(tmp) - 1;
+	memcpy(tmp, close + 1, l);
+	tmp[l] = '\0';
+	/* After the comm: state ppid pgrp session tty_nr tpgid flags minflt
+	 * cminflt majflt. */
+	if (sscanf(tmp, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %llu", &v) != 1)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int proc_pid_file(int proc_fd, pid_t pid, const char *name, size_t max, char **buf, size_t *len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "%d/%s", (int)pid, name);
+	return read_file_at(proc_fd, path, max, buf, len);
+}
+
+int read_smaps_exec(int proc_fd, pid_t pid, struct text_mappings *ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r;
+
+	r = proc_pid_file(proc_fd, pid, "smaps", 64 << 20, &buf, &len);
+	if (r < 0)
+		return r;
+	return smaps_parse_exec(buf, len, ret);
+}
+
+uint64_t read_pid_majflt(int proc_fd, pid_t pid)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	uint64_t v;
+
+	if (proc_pid_file(proc_fd, pid, "stat", 4096, &buf, &len) < 0 ||
+	    proc_stat_majflt(buf, len, &v) < 0)
+		return STAT_UNKNOWN;
+	return v;
+}
+
+static int cgroup_file(int cgroup_root_fd, const char *cgroup, const char *name, char **buf, size_t *len)
+{
+	const char *rel;
+	char path[4096];
+
+	if (!cgroup || cgroup_relative(cgroup, &rel) < 0)
+		return -EINVAL;
+	if (snprintf(path, sizeof(path), "%s/%s", rel, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	return read_file_at(cgroup_root_fd, path, 1 << 16, buf, len);
+}
+
+uint64_t read_cgroup_majflt(int cgroup_root_fd, const char *cgroup, const char **ret_key)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	uint64_t v;
+
+	if (cgroup_file(cgroup_root_fd, cgroup, "memory.stat", &buf, &len) < 0)
+		return STAT_UNKNOWN;
+	if (keyed_value(buf, len, "pgmajfault_exec", &v) == 0) {
+		*ret_key = "pgmajfault_exec";
+		return v;
+	}
+	if (keyed_value(buf, len, "pgmajfault", &v) == 0) {
+		*ret_key = "pgmajfault";
+		return v;
+	}
+	return STAT_UNKNOWN;
+}
+
+uint64_t read_cgroup_breaches(int cgroup_root_fd, const char *cgroup)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	uint64_t v;
+
+	if (cgroup_file(cgroup_root_fd, cgroup, "memory.events", &buf, &len) < 0 ||
+	    keyed_value(buf, len, "exec_protect", &v) < 0)
+		return STAT_UNKNOWN;
+	return v;
+}
+
+int read_exec_protect_effective(int cgroup_root_fd, const char *cgroup, char **ret_where)
+{
+	_cleanup_free_ char *copy = NULL;
+	size_t l;
+
+	if (!cgroup || cgroup[0] != '/')
+		return -EINVAL;
+	copy = strdup(cgroup);
+	if (!copy)
+		return -ENOMEM;
+	/* From the top: the first ancestor without it is the answer. */
+	l = 0;
+	for (;;) {
+		_cleanup_free_ char *buf = NULL;
+		size_t n, len;
+		char save;
+
+		l += strspn(copy + l, "/");
+		if (!copy[l])
+			break;
+		n = strcspn(copy + l, "/");
+		l += n;
+		save = copy[l];
+		copy[l] = '\0';
+		if (cgroup_file(cgroup_root_fd, copy, "memory.exec_protect", &buf, &len) < 0)
+			return -ENOENT;
+		if (len == 0 || buf[0] != '1') {
+			*ret_where = strdup(copy);
+			return *ret_where ? 0 : -ENOMEM;
+		}
+		copy[l] = save;
+	}
+	return 1;
+}

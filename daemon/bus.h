@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* execguardd on the system bus: the name org.execguard.Manager1, the
+ * object /org/execguard/Manager1 with the interface of the same name
+ * (properties, ListUnits, ListLibraries, Explain, Reload), and the
+ * connection the unit lookup uses. Without a bus the daemon works on;
+ * it reconnects when the bus comes (back). */
+#pragma once
+
+#define EXECGUARD_BUS_NAME "org.execguard.Manager1"
+#define EXECGUARD_BUS_PATH "/org/execguard/Manager1"
+#define EXECGUARD_BUS_INTERFACE "org.execguard.Manager1"
+#define EXECGUARD_BUS_ERROR_REJECTED "org.execguard.Manager1.PolicyRejected"
+#define EXECGUARD_BUS_ERROR_NO_PROCESS "org.execguard.Manager1.NoSuchProcess"
+
+/* Message id (catalog/execguard.catalog): bus connection lost or back. */
+#define MID_BUS "c6e29a1f4b8d4f53a7e0d2c91b5f3e84"
+
+struct manager;
+struct units;
+struct bus;
+
+/* Connects now if it can, else keeps trying in the background: fails
+ * only on ENOMEM or an event loop error. */
+int bus_new(struct manager *m, struct units *u, struct bus **ret);
+struct bus *bus_free(struct bus *b);

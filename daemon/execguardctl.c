@@ -1,0 +1,707 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* execguardctl: ask the running execguardd over D-Bus what it protects,
+ * explain its decisions, reload it; check a policy without it. */
+#include <dirent.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+
+#include "bus-stats.h"
+#include "bus.h"
+#include "manager.h"
+#include "policy.h"
+#include "units.h"
+#include "util.h"
+
+/* Exit codes, in execguardctl(1). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAILED = 1,  /* errors in the policy, reload rejected, no such process */
+	EXIT_USAGE = 2,
+	EXIT_NO_DAEMON = 3, /* no bus, or execguardd not on it */
+};
+
+static bool arg_json;
+static const char *arg_config = DEFAULT_CONFIG;
+
+static void help(void)
+{
+	printf("Usage: execguardctl [OPTIONS] COMMAND\n"
+	       "\n"
+	       "Inspect and control execguardd, which keeps the program text of chosen\n"
+	       "services in memory.\n"
+	       "\n"
+	       "Commands:\n"
+	       "  status                 Backend, counters and every protected unit: protected\n"
+	       "                         or why not, processes, text mapped and resident,\n"
+	       "                         locked bytes, major faults, breaches\n"
+	       "  libs                   Executable files the protected processes map, the\n"
+	       "                         most shared first\n"
+	       "  explain PID            Which policy applies to PID and why\n"
+	       "  check-config [UNIT-FILE...]\n"
+	       "                         Check the policy files and the [X-ExecGuard] sections\n"
+	       "                         of the given unit files or drop-ins (default: every\n"
+	       "                         one under /etc, /run and /usr/lib/systemd/system);\n"
+	       "                         needs no daemon\n"
+	       "  reload                 Reload the policy; prints the errors if it is rejected\n"
+	       "\n"
+	       "Options:\n"
+	       "  -h --help              Show this help\n"
+	       "     --version           Show the version\n"
+	       "     --json              Print JSON instead of tables\n"
+	       "  -c --config=FILE       Policy file for check-config (default %s)\n"
+	       "\n"
+	       "Exit status: 0 success, 1 failure (errors, rejected reload, no such process),\n"
+	       "2 usage, 3 execguardd not reachable. See execguardctl(1).\n",
+	       DEFAULT_CONFIG);
+}
+
+/* Output helpers. */
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)strempty(s); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == '\t')
+			fputs("\\t", stdout);
+		else if (*p < 0x20)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+static void json_u64(uint64_t v)
+{
+	if (v == STAT_UNKNOWN)
+		fputs("null", stdout);
+	else
+		printf("%llu", (unsigned long long)v);
+}
+
+static void json_key(const char *k, bool first)
+{
+	if (!first)
+		putchar(',');
+	json_string(k);
+	putchar(':');
+}
+
+static const char *fmt_bytes(uint64_t v, char *buf, size_t size)
+{
+	static const char units[] = "KMGT";
+	double d = (double)v;
+	int u = -1;
+
+	if (v == STAT_UNKNOWN) {
+		snprintf(buf, size, "-");
+		return buf;
+	}
+	if (v < 1024) {
+		snprintf(buf, size, "%lluB", (unsigned long long)v);
+		return buf;
+	}
+	while (d >= 1024 && u < 3) {
+		d /= 1024;
+		u++;
+	}
+	snprintf(buf, size, "%.1f%c", d, units[u]);
+	return buf;
+}
+
+static const char *fmt_u64(uint64_t v, char *buf, size_t size)
+{
+	if (v == STAT_UNKNOWN)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+/* The bus. */
+
+static int connect_daemon(sd_bus **ret)
+{
+	int r = sd_bus_open_system(ret);
+
+	if (r < 0) {
+		fprintf(stderr, "execguardctl: cannot connect to the system bus: %s\n", strerror(-r));
+		return -EXIT_NO_DAEMON;
+	}
+	return 0;
+}
+
+/* Turn a failed call into a message and an exit code. */
+static int call_failed(const char *what, const sd_bus_error *e, int r)
+{
+	if (sd_bus_error_has_name(e, SD_BUS_ERROR_SERVICE_UNKNOWN) ||
+	    sd_bus_error_has_name(e, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ||
+	    sd_bus_error_has_name(e, SD_BUS_ERROR_NO_REPLY) ||
+	    sd_bus_error_has_name(e, SD_BUS_ERROR_DISCONNECTED)) {
+		fprintf(stderr, "execguardctl: execguardd is not running (no %s on the system bus)\n",
+			EXECGUARD_BUS_NAME);
+		return EXIT_NO_DAEMON;
+	}
+	if (sd_bus_error_has_name(e, EXECGUARD_BUS_ERROR_REJECTED)) {
+		fprintf(stderr, "%s\n", e->message);
+		return EXIT_FAILED;
+	}
+	if (sd_bus_error_has_name(e, SD_BUS_ERROR_ACCESS_DENIED)) {
+		fprintf(stderr, "execguardctl: %s: permission denied (%s)\n", what,
+			strstr(what, "Reload") ? "only root may reload" : strna(e->message));
+		return EXIT_FAILED;
+	}
+	fprintf(stderr, "execguardctl: %s: %s\n", what,
+		e && e->message ? e->message : strerror(-r));
+	return EXIT_FAILED;
+}
+
+static int call(sd_bus *bus, const char *method, sd_bus_message **reply, const char *types, ...)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	va_list ap;
+	int r;
+
+	r = sd_bus_message_new_method_call(bus, &m, EXECGUARD_BUS_NAME, EXECGUARD_BUS_PATH,
+					   EXECGUARD_BUS_INTERFACE, method);
+	if (r >= 0 && types) {
+		va_start(ap, types);
+		r = sd_bus_message_appendv(m, types, ap);
+		va_end(ap);
+	}
+	if (r >= 0)
+		r = sd_bus_call(bus, m, 0, &e, reply);
+	if (r < 0) {
+		r = call_failed(method, &e, r);
+		sd_bus_error_free(&e);
+		return -r;
+	}
+	return 0;
+}
+
+struct props {
+	const char *version, *backend, *unit_lookup;
+	int dry_run;
+	uint32_t processes, rules, p50, p99, max;
+	uint64_t execs, exits, decisions, overflows, rescans, backend_errors;
+};
+
+static int get_props(sd_bus *bus, sd_bus_message **reply, struct props *p)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	const char *name;
+	int r;
+
+	r = sd_bus_call_method(bus, EXECGUARD_BUS_NAME, EXECGUARD_BUS_PATH,
+			       "org.freedesktop.DBus.Properties", "GetAll", &e, reply, "s",
+			       EXECGUARD_BUS_INTERFACE);
+	if (r < 0) {
+		r = call_failed("GetAll", &e, r);
+		sd_bus_error_free(&e);
+		return -r;
+	}
+	*p = (struct props){ 0 };
+	r = sd_bus_message_enter_container(*reply, 'a', "{sv}");
+	while (r >= 0 && (r = sd_bus_message_enter_container(*reply, 'e', "sv")) > 0) {
+		struct { const char *n; char t; void *v; } map[] = {
+			{ "Version", 's', &p->version },	{ "Backend", 's', &p->backend },
+			{ "UnitLookup", 's', &p->unit_lookup }, { "DryRun", 'b', &p->dry_run },
+			{ "ProcessesProtected", 'u', &p->processes }, { "Rules", 'u', &p->rules },
+			{ "LatencyP50USec", 'u', &p->p50 },	{ "LatencyP99USec", 'u', &p->p99 },
+			{ "LatencyMaxUSec", 'u', &p->max },	{ "ExecEvents", 't', &p->execs },
+			{ "ExitEvents", 't', &p->exits },	{ "Decisions", 't', &p->decisions },
+			{ "Overflows", 't', &p->overflows },	{ "FullRescans", 't', &p->rescans },
+			{ "BackendErrors", 't', &p->backend_errors },
+		};
+		bool done = false;
+
+		r = sd_bus_message_read(*reply, "s", &name);
+		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(map) && !done; i++)
+			if (streq(name, map[i].n)) {
+				char sig[2] = { map[i].t, 0 };
+
+				r = sd_bus_message_read(*reply, "v", sig, map[i].v);
+				done = true;
+			}
+		if (r >= 0 && !done)
+			r = sd_bus_message_skip(*reply, "v");
+		if (r >= 0)
+			r = sd_bus_message_exit_container(*reply);
+	}
+	if (r >= 0)
+		r = sd_bus_message_exit_container(*reply);
+	if (r < 0) {
+		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
+		return -EXIT_FAILED;
+	}
+	return 0;
+}
+
+static int cmd_status(sd_bus *bus)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *pr = NULL, *reply = NULL;
+	struct props p;
+	const char *unit, *cgroup, *backend, *why;
+	uint32_t procs;
+	uint64_t mapped, resident, locked, majflt, breaches;
+	int on, r, n = 0;
+
+	if ((r = get_props(bus, &pr, &p)) < 0 || (r = call(bus, "ListUnits", &reply, NULL)) < 0)
+		return -r;
+	if (arg_json) {
+		printf("{");
+		json_key("version", true), json_string(p.version);
+		json_key("backend", false), json_string(p.backend);
+		json_key("dry_run", false), fputs(p.dry_run ? "true" : "false", stdout);
+		json_key("processes_protected", false), printf("%u", p.processes);
+		json_key("exec_events", false), json_u64(p.execs);
+		json_key("exit_events", false), json_u64(p.exits);
+		json_key("decisions", false), json_u64(p.decisions);
+		json_key("overflows", false), json_u64(p.overflows);
+		json_key("full_rescans", false), json_u64(p.rescans);
+		json_key("backend_errors", false), json_u64(p.backend_errors);
+		json_key("latency_p50_usec", false), printf("%u", p.p50);
+		json_key("latency_p99_usec", false), printf("%u", p.p99);
+		json_key("latency_max_usec", false), printf("%u", p.max);
+		json_key("rules", false), printf("%u", p.rules);
+		json_key("unit_lookup", false), json_string(p.unit_lookup);
+		json_key("units", false), putchar('[');
+	} else {
+		printf("execguardd %s: backend %s%s, %u process%s protected, %u rule%s\n",
+		       strna(p.version), strna(p.backend), p.dry_run ? " (dry run)" : "", p.processes,
+		       p.processes == 1 ? "" : "es", p.rules, p.rules == 1 ? "" : "s");
+		printf("  %llu execs, %llu decisions, %llu overflows, %llu full rescans, %llu backend errors; exec to decision p50 %u us, p99 %u us\n",
+		       (unsigned long long)p.execs, (unsigned long long)p.decisions,
+		       (unsigned long long)p.overflows, (unsigned long long)p.rescans,
+		       (unsigned long long)p.backend_errors, p.p50, p.p99);
+		printf("  unit sections: %s\n\n", strna(p.unit_lookup));
+		printf("%-32s %-9s %5s %8s %8s %8s %7s %8s  %s\n", "UNIT", "PROTECTED", "PROCS", "MAPPED",
+		       "RESIDENT", "LOCKED", "MAJFLT", "BREACHES", "STATE");
+	}
+	r = sd_bus_message_enter_container(reply, 'a', "(sssbsuttttt)");
+	while (r >= 0 && (r = sd_bus_message_read(reply, "(sssbsuttttt)", &unit, &cgroup, &backend,
+						  &on, &why, &procs, &mapped, &resident, &locked,
+						  &majflt, &breaches)) > 0) {
+		char b1[16], b2[16], b3[16], b4[24], b5[24];
+
+		if (arg_json) {
+			printf("%s{", n++ ? "," : "");
+			json_key("unit", true), json_string(unit);
+			json_key("cgroup", false), json_string(cgroup);
+			json_key("backend", false), json_string(backend);
+			json_key("protected", false), fputs(on ? "true" : "false", stdout);
+			json_key("state", false), json_string(why);
+			json_key("processes", false), printf("%u", procs);
+			json_key("text_mapped_bytes", false), json_u64(mapped);
+			json_key("text_resident_bytes", false), json_u64(resident);
+			json_key("locked_bytes", false), json_u64(locked);
+			json_key("major_faults", false), json_u64(majflt);
+			json_key("breaches", false), json_u64(breaches);
+			putchar('}');
+		} else {
+			n++;
+			printf("%-32s %-9s %5u %8s %8s %8s %7s %8s  %s\n", unit, on ? "yes" : "no", procs,
+			       fmt_bytes(mapped, b1, sizeof(b1)), fmt_bytes(resident, b2, sizeof(b2)),
+			       fmt_bytes(locked, b3, sizeof(b3)), fmt_u64(majflt, b4, sizeof(b4)),
+			       fmt_u64(breaches, b5, sizeof(b5)), why);
+		}
+	}
+	if (r < 0) {
+		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
+		return EXIT_FAILED;
+	}
+	if (arg_json)
+		printf("]}\n");
+	else if (!n)
+		printf("(no unit protected)\n");
+	return EXIT_OK;
+}
+
+static int cmd_libs(sd_bus *bus)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	const char *path, *state;
+	uint32_t units, procs;
+	uint64_t mapped, resident, locked;
+	int r, n = 0;
+
+	r = call(bus, "ListLibraries", &reply, NULL);
+	if (r < 0)
+		return -r;
+	if (arg_json)
+		printf("[");
+	else
+		printf("%5s %5s %8s %8s %8s  %-12s %s\n", "UNITS", "PROCS", "MAPPED", "RESIDENT",
+		       "LOCKED", "STATE", "PATH");
+	r = sd_bus_message_enter_container(reply, 'a', "(suuttts)");
+	while (r >= 0 && (r = sd_bus_message_read(reply, "(suuttts)", &path, &units, &procs, &mapped,
+						  &resident, &locked, &state)) > 0) {
+		char b1[16], b2[16], b3[16];
+
+		if (arg_json) {
+			printf("%s{", n++ ? "," : "");
+			json_key("path", true), json_string(path);
+			json_key("units", false), printf("%u", units);
+			json_key("processes", false), printf("%u", procs);
+			json_key("mapped_bytes", false), json_u64(mapped);
+			json_key("resident_bytes", false), json_u64(resident);
+			json_key("locked_bytes", false), json_u64(locked);
+			json_key("state", false), json_string(state);
+			putchar('}');
+		} else {
+			n++;
+			printf("%5u %5u %8s %8s %8s  %-12s %s\n", units, procs,
+			       fmt_bytes(mapped, b1, sizeof(b1)), fmt_bytes(resident, b2, sizeof(b2)),
+			       fmt_bytes(locked, b3, sizeof(b3)), state, path);
+		}
+	}
+	if (r < 0) {
+		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
+		return EXIT_FAILED;
+	}
+	if (arg_json)
+		printf("]\n");
+	else if (!n)
+		printf("(no protected process maps any file)\n");
+	return EXIT_OK;
+}
+
+static int cmd_explain(sd_bus *bus, const char *arg)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	const char *unit, *cgroup, *exe, *backend, *source, *section, *section_source;
+	int protect, tracked, r, n = 0;
+	unsigned long pid;
+	char *end;
+
+	errno = 0;
+	pid = strtoul(arg, &end, 10);
+	if (errno || *end || !*arg || pid == 0 || pid > INT32_MAX) {
+		fprintf(stderr, "execguardctl: explain: '%s' is not a PID\n", arg);
+		return EXIT_USAGE;
+	}
+	r = call(bus, "Explain", &reply, "u", (uint32_t)pid);
+	if (r < 0)
+		return -r;
+	r = sd_bus_message_read(reply, "ssssbbsss", &unit, &cgroup, &exe, &backend, &protect, &tracked,
+				&source, &section, &section_source);
+	if (r < 0)
+		goto bad;
+	if (arg_json) {
+		printf("{");
+		json_key("pid", true), printf("%lu", pid);
+		json_key("unit", false), *unit ? json_string(unit) : (void)fputs("null", stdout);
+		json_key("cgroup", false), json_string(cgroup);
+		json_key("exe", false), json_string(exe);
+		json_key("backend", false), json_string(backend);
+		json_key("protect", false), fputs(protect ? "true" : "false", stdout);
+		json_key("tracked", false), fputs(tracked ? "true" : "false", stdout);
+		json_key("decided_by", false), json_string(source);
+		json_key("unit_section", false), *section_source ? json_string(section) : (void)fputs("null", stdout);
+		json_key("unit_section_source", false),
+			*section_source ? json_string(section_source) : (void)fputs("null", stdout);
+		json_key("rules", false), putchar('[');
+	} else {
+		printf("PID %lu\n", pid);
+		printf("  unit:          %s\n", *unit ? unit : "(none: not in a systemd unit)");
+		printf("  cgroup:        %s\n", cgroup);
+		printf("  executable:    %s\n", exe);
+		printf("  decision:      %s, decided by %s\n", protect ? "protect" : "do not protect", source);
+		printf("  now:           %s (backend %s)\n",
+		       tracked ? "tracked as protected" : "not tracked", backend);
+		if (*section_source)
+			printf("  unit section:  [X-ExecGuard] %s at %s\n", *section ? section : "(empty)",
+			       section_source);
+		else
+			printf("  unit section:  none\n");
+	}
+	r = sd_bus_message_enter_container(reply, 'a', "(ssus)");
+	{
+		const char *name, *file, *settings;
+		uint32_t line;
+
+		while (r >= 0 && (r = sd_bus_message_read(reply, "(ssus)", &name, &file, &line, &settings)) > 0) {
+			if (arg_json) {
+				printf("%s{", n++ ? "," : "");
+				json_key("name", true), json_string(name);
+				json_key("file", false), json_string(file);
+				json_key("line", false), printf("%u", line);
+				json_key("settings", false), json_string(settings);
+				putchar('}');
+			} else {
+				printf("  %s [Rule %s] at %s:%u%s%s\n", n++ ? "            " : "rules matched:",
+				       name, file, line, *settings ? ": " : "", settings);
+			}
+		}
+	}
+	if (r < 0)
+		goto bad;
+	if (arg_json)
+		printf("]}\n");
+	else if (!n)
+		printf("  rules matched: none\n");
+	return EXIT_OK;
+bad:
+	fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
+	return EXIT_FAILED;
+}
+
+static int cmd_reload(sd_bus *bus)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	const char *summary = NULL;
+	int r;
+
+	r = call(bus, "Reload", &reply, NULL);
+	if (r < 0)
+		return -r;
+	if (sd_bus_message_read(reply, "s", &summary) < 0)
+		summary = "reloaded";
+	if (arg_json) {
+		printf("{");
+		json_key("reloaded", true), fputs("true", stdout);
+		json_key("summary", false), json_string(summary);
+		printf("}\n");
+	} else {
+		printf("%s\n", summary);
+	}
+	return EXIT_OK;
+}
+
+/* check-config: everything the daemon would read, without it. */
+
+static char *dropin_dir_for(const char *config)
+{
+	size_t l = strlen(config);
+	char *d;
+
+	if (l > 5 && streq(config + l - 5, ".conf"))
+		return asprintf(&d, "%.*s.d", (int)(l - 5), config) < 0 ? NULL : d;
+	return asprintf(&d, "%s.d", config) < 0 ? NULL : d;
+}
+
+struct paths {
+	char **v;
+	size_t n;
+};
+
+static int paths_add(struct paths *p, const char *path)
+{
+	char **n = realloc(p->v, (p->n + 2) * sizeof(char *));
+
+	if (!n)
+		return -ENOMEM;
+	p->v = n;
+	p->v[p->n] = strdup(path);
+	if (!p->v[p->n])
+		return -ENOMEM;
+	p->v[++p->n] = NULL;
+	return 0;
+}
+
+static bool file_has_section(const char *path)
+{
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char line[4096];
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[X-ExecGuard]"))
+			return true;
+	return false;
+}
+
+static int filter_visible(const struct dirent *d)
+{
+	return d->d_name[0] != '.';
+}
+
+/* Unit files and drop-ins (NAME.d/FILE.conf) under dir with an [X-ExecGuard]. */
+static int find_unit_files(const char *dir, struct paths *out)
+{
+	struct dirent **list = NULL;
+	int n = scandir(dir, &list, filter_visible, alphasort), r = 0;
+
+	for (int i = 0; i < n; i++) {
+		char path[4096];
+		size_t l = strlen(list[i]->d_name);
+
+		if (snprintf(path, sizeof(path), "%s/%s", dir, list[i]->d_name) < (int)sizeof(path) && r >= 0) {
+			if (l > 2 && streq(list[i]->d_name + l - 2, ".d"))
+				r = find_unit_files(path, out);
+			else if (file_has_section(path))
+				r = paths_add(out, path);
+		}
+		free(list[i]);
+	}
+	free(list);
+	return r;
+}
+
+static int cmd_check_config(char **files)
+{
+	static const char *const dirs[] = { "/etc/systemd/system", "/run/systemd/system",
+					    "/usr/lib/systemd/system" };
+	_cleanup_free_ char *dropin = dropin_dir_for(arg_config);
+	struct paths units = { 0 };
+	struct policy p;
+	size_t n_unit_sections = 0;
+	int r = 0;
+
+	if (!dropin)
+		return EXIT_FAILED;
+	policy_init(&p);
+	r = policy_load(&p, arg_config, dropin, false);
+	if (r == -ENOMEM)
+		goto oom;
+	for (char **f = files; f && *f && r != -ENOMEM; f++)
+		r = paths_add(&units, *f);
+	for (size_t i = 0; !files[0] && i < ELEMENTSOF(dirs) && r != -ENOMEM; i++)
+		r = find_unit_files(dirs[i], &units);
+	if (r == -ENOMEM)
+		goto oom;
+	for (size_t i = 0; i < units.n; i++) {
+		const char *one[] = { units.v[i], NULL };
+		struct rule_settings s;
+		char *source = NULL;
+		size_t before = p.n_errors;
+
+		/* Each file on its own: errors name it, whatever the order. */
+		r = unit_files_load(one, &p, &s, &source);
+		if (r == -ENOMEM)
+			goto oom;
+		if (r > 0)
+			n_unit_sections++;
+		else if (p.n_errors == before && access(units.v[i], F_OK) < 0)
+			policy_add_error(&p, units.v[i], 0, "cannot open: %s", strerror(errno));
+		else if (p.n_errors == before && files[0])
+			fprintf(stderr, "execguardctl: %s has no [X-ExecGuard] section\n", units.v[i]);
+		free(source);
+	}
+	if (arg_json) {
+		printf("{");
+		json_key("ok", true), fputs(p.n_errors ? "false" : "true", stdout);
+		json_key("rules", false), printf("%zu", p.n_rules);
+		json_key("backend", false), json_string(backend_choice_to_string(p.daemon.backend));
+		json_key("policy_files", false), putchar('[');
+		for (size_t i = 0; i < p.n_files; i++)
+			printf("%s", i ? "," : ""), json_string(p.files[i]);
+		json_key("unit_files", false), putchar(']'), putchar('[');
+		for (size_t i = 0; i < units.n; i++)
+			printf("%s", i ? "," : ""), json_string(units.v[i]);
+		json_key("errors", false), putchar(']'), putchar('[');
+		for (size_t i = 0; i < p.n_errors; i++) {
+			printf("%s{", i ? "," : "");
+			json_key("file", true), json_string(p.errors[i].file);
+			json_key("line", false), printf("%u", p.errors[i].line);
+			json_key("message", false), json_string(p.errors[i].message);
+			putchar('}');
+		}
+		printf("]}\n");
+	} else if (p.n_errors) {
+		size_t n = policy_print_errors(&p, stderr);
+
+		fprintf(stderr, "execguardctl: %zu error%s\n", n, n == 1 ? "" : "s");
+	} else {
+		printf("policy OK: %zu rule%s from %zu file%s, Backend=%s; %zu unit file%s with [X-ExecGuard] OK\n",
+		       p.n_rules, p.n_rules == 1 ? "" : "s", p.n_files, p.n_files == 1 ? "" : "s",
+		       backend_choice_to_string(p.daemon.backend), n_unit_sections,
+		       n_unit_sections == 1 ? "" : "s");
+	}
+	r = p.n_errors ? EXIT_FAILED : EXIT_OK;
+	goto out;
+oom:
+	fprintf(stderr, "execguardctl: out of memory\n");
+	r = EXIT_FAILED;
+out:
+	for (size_t i = 0; i < units.n; i++)
+		free(units.v[i]);
+	free(units.v);
+	policy_done(&p);
+	return r;
+}
+
+/* 1: go on; 0: done; <0: usage error. */
+static int parse_argv(int argc, char **argv)
+{
+	enum { ARG_VERSION = 0x100, ARG_JSON };
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, ARG_VERSION },
+		{ "json", no_argument, NULL, ARG_JSON },
+		{ "config", required_argument, NULL, 'c' },
+		{}
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "hc:", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'h':
+			help();
+			return 0;
+		case ARG_VERSION:
+			printf("execguardctl %s\n", PROJECT_VERSION);
+			return 0;
+		case ARG_JSON:
+			arg_json = true;
+			break;
+		case 'c':
+			arg_config = optarg;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "execguardctl: a command is needed: status, libs, explain PID, check-config or reload (see --help)\n");
+		return -EINVAL;
+	}
+	return 1;
+}
+
+static int dispatch(int argc, char **argv)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	const char *verb = argv[0];
+	int want = streq(verb, "explain") ? 2 : 1, r;
+
+	if (streq(verb, "check-config"))
+		return cmd_check_config(argv + 1);
+	if (!streq(verb, "status") && !streq(verb, "libs") && !streq(verb, "explain") &&
+	    !streq(verb, "reload")) {
+		fprintf(stderr, "execguardctl: unknown command '%s' (see --help)\n", verb);
+		return EXIT_USAGE;
+	}
+	if (argc != want) {
+		fprintf(stderr, "execguardctl: %s takes %s\n", verb, want == 2 ? "one PID" : "no arguments");
+		return EXIT_USAGE;
+	}
+	r = connect_daemon(&bus);
+	if (r < 0)
+		return -r;
+	if (streq(verb, "status"))
+		return cmd_status(bus);
+	if (streq(verb, "libs"))
+		return cmd_libs(bus);
+	if (streq(verb, "explain"))
+		return cmd_explain(bus, argv[1]);
+	return cmd_reload(bus);
+}
+
+int main(int argc, char **argv)
+{
+	int r = parse_argv(argc, argv);
+
+	if (r <= 0)
+		return r < 0 ? EXIT_USAGE : EXIT_OK;
+	return dispatch(argc - optind, argv + optind);
+}

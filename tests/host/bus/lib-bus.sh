@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# For the D-Bus host tests: a private system-like dbus-daemon with the
+# bus policy under test, a stand-in for systemd where a test wants one,
+# and cgroups shaped like systemd's (SLICE/UNIT.service), so that the
+# daemon finds unit names in cgroup paths on a host without systemd.
+. "$(dirname "$0")/lib.sh"
+
+EXECGUARDCTL=${EXECGUARDCTL:?set by meson}
+FAKE_SYSTEMD=${FAKE_SYSTEMD:-}
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+BUS_PID=
+FAKE_PID=
+export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$T/bus.sock"
+
+bus_cleanup() {
+	[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null
+	[ -n "$BUS_PID" ] && kill "$BUS_PID" 2>/dev/null
+	cleanup
+}
+trap bus_cleanup EXIT
+
+need_dbus() {
+	command -v dbus-daemon > /dev/null || skip "dbus-daemon is not installed"
+}
+
+start_bus() {
+	chmod 711 "$T" # non-root callers reach the socket
+	sed -e "s|@SOCKET@|$T/bus.sock|" -e "s|@POLICY@|$SRC/units/org.execguard.Manager1.conf|" \
+		"$SRC/tests/host/bus/bus.conf.in" > "$T/bus.conf"
+	BUS_PID=$(dbus-daemon --config-file="$T/bus.conf" --fork --print-pid) ||
+		fail "cannot start a private dbus-daemon"
+}
+
+stop_bus() {
+	kill "$BUS_PID"
+	BUS_PID=
+	rm -f "$T/bus.sock"
+}
+
+start_fake_systemd() {
+	mkdir -p "$T/units"
+	"$FAKE_SYSTEMD" "$T/units" > "$T/fake.log" 2>&1 &
+	FAKE_PID=$!
+	for ((i = 0; i < 100; i++)); do
+		grep -q ready "$T/fake.log" && return 0
+		sleep 0.05
+	done
+	fail "fake systemd did not start: $(cat "$T/fake.log")"
+}
+
+# unit_cgroup SLICE UNIT: SLICE/UNIT in cgroup2 and in the fake tree;
+# prints nothing, the path is SLICE/UNIT.
+unit_cgroup() {
+	mkdir -p "$CG2/$1/$2" || fail "cannot create cgroup $CG2/$1/$2"
+	CGROUPS+=("$CG2/$1/$2" "$CG2/$1")
+	mkdir -p "$T/cgroot/$1/$2"
+	echo 0 > "$T/cgroot/$1/memory.exec_protect"
+	echo 0 > "$T/cgroot/$1/$2/memory.exec_protect"
+}
+
+ctl() { "$EXECGUARDCTL" "$@"; }
+
+# wait_ctl PATTERN ARGS...: until execguardctl ARGS prints PATTERN.
+wait_ctl() {
+	local pat="$1" i
+	shift
+	for ((i = 0; i < 100; i++)); do
+		ctl "$@" 2>&1 | grep -Eq -- "$pat" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+json_ok() { python3 -m json.tool > /dev/null; }

@@ -1,0 +1,108 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# execguardd on a private system bus: execguardctl status and explain
+# agree with what it decided for a process in a matching unit cgroup,
+# --json parses, non-root callers see what the bus policy allows, and the
+# daemon keeps protecting when the bus goes away and comes back.
+. "$(dirname "$0")/bus/lib-bus.sh"
+need_root
+need_cgroup2
+need_dbus
+
+S=execguard-test.slice
+A=egtest-a-$$.service
+B=egtest-b-$$.service
+unit_cgroup "$S" "$A"
+unit_cgroup "$S" "$B"
+write_conf <<CONF
+[Daemon]
+Backend=kernel
+[Rule web]
+MatchUnit=egtest-a-*.service
+Protect=yes
+CONF
+
+start_bus
+start_daemon --cgroup-root="$T/cgroot"
+wait_log "on the system bus as org.execguard.Manager1" 5 || fail "daemon did not take its bus name"
+wait_log "systemd is not on the system bus" 5 || fail "no word about the missing systemd"
+[ "$(grep -c "systemd is not on the system bus" "$T/daemon.log")" = 1 ] || fail "said more than once"
+
+run_in "$S/$A" sleep 60
+pa=$LAST_PID
+run_in "$S/$B" sleep 60
+pb=$LAST_PID
+wait_log "protect pid $pa .*unit $A: policy web, backend kernel" 5 || fail "pid $pa not protected"
+[ "$(file_value "$S/$A")" = 1 ] || fail "memory.exec_protect of $A not set"
+
+out=$(ctl status) || fail "execguardctl status failed: $out"
+echo "$out"
+echo "$out" | grep -Eq "^$A +yes +1 .*memory.exec_protect=1 \(policy web\)" || fail "status row for $A wrong"
+echo "$out" | grep -q "^$B " && fail "status lists the unprotected $B"
+echo "$out" | grep -q "backend kernel, 1 process protected" || fail "status header wrong"
+pass "status shows $A protected by rule web"
+
+out=$(ctl explain "$pa") || fail "explain failed: $out"
+echo "$out"
+echo "$out" | grep -q "unit: *$A" || fail "explain: unit"
+echo "$out" | grep -q "decision: *protect, decided by web" || fail "explain: decision"
+echo "$out" | grep -q "tracked as protected" || fail "explain: tracked"
+echo "$out" | grep -q "\[Rule web\] at $T/etc/execguard.conf:3: Protect=yes" || fail "explain: rule file:line"
+out=$(ctl explain "$pb") || fail "explain $pb failed"
+echo "$out" | grep -q "decision: *do not protect, decided by default" || fail "explain $pb: $out"
+pass "explain agrees with the decisions"
+
+ctl --json status | json_ok || fail "status --json does not parse"
+ctl --json libs | json_ok || fail "libs --json does not parse"
+ctl --json explain "$pa" | json_ok || fail "explain --json does not parse"
+ctl --json status | python3 -c "
+import json, sys
+s = json.load(sys.stdin)
+u = [x for x in s['units'] if x['unit'] == '$A']
+assert s['backend'] == 'kernel' and len(u) == 1, s
+assert u[0]['protected'] and u[0]['processes'] == 1 and u[0]['text_mapped_bytes'] > 0, u
+" || fail "status --json content"
+ctl --json explain "$pa" | python3 -c "
+import json, sys
+e = json.load(sys.stdin)
+assert e['protect'] and e['tracked'] and e['unit'] == '$A' and e['rules'][0]['line'] == 3, e
+" || fail "explain --json content"
+ctl libs | grep -q "/sleep$" || fail "libs does not list sleep"
+pass "--json parses and says the same"
+
+ctl explain 999999999 > /dev/null 2>&1
+[ $? = 1 ] || fail "explain of no process: want exit 1"
+ctl explain nope > /dev/null 2>&1
+[ $? = 2 ] || fail "explain nope: want exit 2"
+ctl frobnicate > /dev/null 2>&1
+[ $? = 2 ] || fail "unknown command: want exit 2"
+pass "exit codes"
+
+if id nobody > /dev/null 2>&1 && command -v setpriv > /dev/null; then
+	asnobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$EXECGUARDCTL" "$@"; }
+	asnobody status > /dev/null || fail "nobody cannot read status"
+	asnobody reload > "$T/nobody.out" 2>&1 && fail "nobody could reload"
+	grep -qi "denied\|not permitted" "$T/nobody.out" || fail "nobody reload: $(cat "$T/nobody.out")"
+	asnobody explain "$pa" > /dev/null 2>&1 && fail "nobody could explain root's process"
+	pass "non-root: status yes, reload and explain of others' processes no"
+fi
+
+stop_bus
+wait_log "lost the system bus" 5 || fail "bus loss not noticed"
+ctl status > /dev/null 2>&1
+[ $? = 3 ] || fail "status without a bus: want exit 3"
+run_in "$S/$A" sleep 60
+pa2=$LAST_PID
+wait_log "protect pid $pa2 " 5 || fail "no protection without the bus"
+kill -0 "$DAEMON_PID" || fail "daemon died with the bus"
+pass "protection goes on without the bus"
+
+start_bus
+wait_log "connected to the system bus again" 15 || fail "no reconnect"
+wait_ctl "backend kernel, 2 processes protected" status || fail "status after reconnect: $(ctl status 2>&1)"
+pass "back on the bus"
+
+stop_daemon || fail "daemon exit status $?"
+ctl status > /dev/null 2>&1
+[ $? = 3 ] || fail "status without the daemon: want exit 3"
+pass "clean stop; execguardctl says the daemon is not running"

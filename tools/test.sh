@@ -60,7 +60,7 @@ meson_tests() {
 	fi
 }
 
-if meson_build gcc -Dwerror=true -Dsysconfdir=/etc; then
+if meson_build gcc -Dwerror=true -Dprefix=/usr -Dsysconfdir=/etc -Dlocalstatedir=/var; then
 	meson_tests gcc testlog --suite unit --suite host --suite fuzz --suite docs
 fi
 

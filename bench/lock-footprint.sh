@@ -16,21 +16,40 @@
 #   resident     what of those ranges is in the page cache (mincore)
 #   locked       what the lock backend locked
 #
-# Usage: bench/lock-footprint.sh [BUILD_DIR]   (as root; default: build)
+# With --readahead-kb=N the programs and their libraries are first copied
+# to an ext4 on a loop device whose read-ahead is N KiB (the usual disk
+# default is 128) and run from there: since Linux 6.16 an exec fault reads
+# read_ahead_kb forward, so on a disk set to megabytes (8 MiB on the
+# machine this was written on) nearly all of a used text is resident and
+# a page-precise lock cannot be smaller than the mapped ranges.
+#
+# Usage: bench/lock-footprint.sh [--readahead-kb=N] [BUILD_DIR]
+#        (as root; default BUILD_DIR: build)
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
+RA_KB=
+if [ "${1:-}" != "${1#--readahead-kb=}" ]; then
+	RA_KB=${1#--readahead-kb=}
+	shift
+fi
 BUILD=${1:-$SRC/build}
 DRIVER=${LOCK_DRIVER:-$BUILD/tests/lock-driver}
+ARGS="${RA_KB:+--readahead-kb=$RA_KB }$*"
 
 [ "$(id -u)" = 0 ] || { echo "needs root (mlock, /proc/PID/map_files)"; exit 77; }
 [ -x "$DRIVER" ] || { echo "no $DRIVER: meson setup $BUILD && ninja -C $BUILD (or set LOCK_DRIVER)"; exit 77; }
 
-W=$(mktemp -d /tmp/execguard-footprint.XXXXXX)
+W=$(mktemp -d /var/tmp/execguard-footprint.XXXXXX)
 PIDS=()
+LOOP=
 cleanup() {
 	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	[ -n "${DRV_PID:-}" ] && { echo quit >&"${DRV[1]}"; wait "$DRV_PID"; } 2>/dev/null
+	if [ -n "$LOOP" ]; then
+		umount "$W/m" 2>/dev/null || umount -l "$W/m"
+		losetup -d "$LOOP"
+	fi
 	rm -rf "$W"
 }
 trap cleanup EXIT
@@ -47,19 +66,45 @@ start() { # NAME CMD...
 }
 
 PY=$(python3 -c 'import sys; print(sys.executable)')
-start bash bash -c 'while :; do sleep 3600; done'
-start python3 "$PY" -c 'import json, re, time; json.dumps({"a": [1]}); re.compile("x+"); time.sleep(3600)'
-start perl perl -MPOSIX -e 'my %h = map { $_ => 1 } 1..1000; POSIX::strftime("%F", localtime); sleep 3600'
-start http.server "$PY" -m http.server --bind 127.0.0.1 18080
-if command -v busybox >/dev/null; then
-	start busybox-httpd busybox httpd -f -p 127.0.0.1:18081 -h "$W"
-	mkdir -p "$W/cron"
-	start busybox-crond busybox crond -f -c "$W/cron"
+BASH_BIN=$(command -v bash) PERL_BIN=$(command -v perl) BUSYBOX_BIN=$(command -v busybox)
+SSHD_BIN=/usr/sbin/sshd
+
+if [ -n "$RA_KB" ]; then
+	# The same programs, from a file system with the given read-ahead.
+	[ -x /usr/bin/python3 ] && PY=$(readlink -f /usr/bin/python3)
+	truncate -s 512M "$W/img" && mkfs.ext4 -q -F "$W/img" || exit 1
+	LOOP=$(losetup -f --show "$W/img") || { echo "no loop device"; exit 77; }
+	mkdir -p "$W/m" && mount "$LOOP" "$W/m" || exit 1
+	echo "$RA_KB" >"/sys/block/${LOOP#/dev/}/queue/read_ahead_kb" || exit 1
+	mkdir -p "$W/m/bin" "$W/m/lib"
+	for b in "$PY" "$BASH_BIN" "$PERL_BIN" "$BUSYBOX_BIN" "$SSHD_BIN"; do
+		[ -x "$b" ] || continue
+		cp "$b" "$W/m/bin/"
+		ldd "$b" 2>/dev/null | awk '$3 ~ /^\// { print $3 }' | while read -r l; do
+			case $l in */ld-linux*) ;; *) cp -n "$l" "$W/m/lib/" ;; esac
+		done
+	done
+	PY=$W/m/bin/${PY##*/} BASH_BIN=$W/m/bin/bash PERL_BIN=$W/m/bin/perl
+	BUSYBOX_BIN=$W/m/bin/busybox SSHD_BIN=$W/m/bin/sshd
+	export LD_LIBRARY_PATH=$W/m/lib
+	sync
+	for f in "$W"/m/bin/* "$W"/m/lib/*; do dd if="$f" iflag=nocache count=0 status=none; done
 fi
-if [ -x /usr/sbin/sshd ] && command -v ssh-keygen >/dev/null; then
+
+# (the sleep goes with its shell, so that nothing keeps the loop mount busy)
+start bash "$BASH_BIN" -c 'trap "kill \$!; exit" TERM; while :; do sleep 3600 & wait $!; done'
+start python3 "$PY" -c 'import json, re, time; json.dumps({"a": [1]}); re.compile("x+"); time.sleep(3600)'
+start perl "$PERL_BIN" -MPOSIX -e 'my %h = map { $_ => 1 } 1..1000; POSIX::strftime("%F", localtime); sleep 3600'
+start http.server "$PY" -m http.server --bind 127.0.0.1 18080
+if [ -x "$BUSYBOX_BIN" ]; then
+	start busybox-httpd "$BUSYBOX_BIN" httpd -f -p 127.0.0.1:18081 -h "$W"
+	mkdir -p "$W/cron"
+	start busybox-crond "$BUSYBOX_BIN" crond -f -c "$W/cron"
+fi
+if [ -x "$SSHD_BIN" ] && command -v ssh-keygen >/dev/null; then
 	ssh-keygen -q -t ed25519 -N '' -f "$W/hostkey" >/dev/null
 	mkdir -p /run/sshd
-	start sshd /usr/sbin/sshd -D -e -f /dev/null -h "$W/hostkey" -o ListenAddress=127.0.0.1 -p 18022 \
+	start sshd "$SSHD_BIN" -D -e -f /dev/null -h "$W/hostkey" -o ListenAddress=127.0.0.1 -p 18022 \
 		-o PidFile=none
 fi
 sleep 1
@@ -87,8 +132,12 @@ cmd() {
 	[ "$l" = ok ] || echo "driver: $*: $l" >&2
 }
 
+# A measurement, not a defence: no re-check timer and no give-back under
+# pressure during it (a PSI event would halve what is locked).
+printf '[Daemon]\nLockBudget=100%%\nLockRecheckSec=3600\nPressureWindowMSec=10000\nPressureStallMSec=9999\n' >"$W/bench.conf"
+
 measure() { # LABEL
-	coproc DRV { exec "$DRIVER" 2>>"$W/driver.err"; }
+	coproc DRV { exec "$DRIVER" "$W/bench.conf" 2>>"$W/driver.err"; }
 	DRV_PID=$!
 	read -r l <&"${DRV[0]}"
 	[ "$l" = ready ] || { echo "driver: $l"; cat "$W/driver.err"; exit 1; }
@@ -123,7 +172,7 @@ measure() { # LABEL
 	awk -v w="$whole" -v m="$(field "$t" mapped)" -v l="$locked" 'BEGIN {
 		printf "locked = %.1f%% of whole files (%.1fx less), %.1f%% of the mapped exec ranges\n",
 			100 * l / w, w / l, 100 * l / m }'
-	echo "daemon VmLck: $(awk '/^VmLck:/ { print $2 " kB" }' "/proc/$DRV_PID/status")"
+	echo "daemon VmLck: $(awk '/^VmLck:/ { print $2 " kB" }' "/proc/$DRV_PID/status"), pressure events: $(field "$t" pressure_events)"
 	if [ -n "${VERBOSE:-}" ]; then
 		echo "# per file (lock backend):"
 		grep '^file ' "$W/dump"
@@ -141,7 +190,13 @@ use_daemons() {
 }
 
 echo "# bench/lock-footprint.sh on $(uname -r), page size $PAGE, $(date -u +%FT%TZ)"
-echo "# command: ${LOCK_DRIVER:+LOCK_DRIVER=$LOCK_DRIVER }$0 $*"
+echo "# command: ${LOCK_DRIVER:+LOCK_DRIVER=$LOCK_DRIVER }$0 $ARGS"
+if [ -n "$RA_KB" ]; then
+	echo "# programs and their libraries copied to a loop ext4 with read_ahead_kb=$RA_KB"
+else
+	echo "# programs as installed; read_ahead_kb of their disk:" \
+		"$(cat "/sys/dev/block/$(mountpoint -d "$(stat -c %m "$BASH_BIN")")/queue/read_ahead_kb" 2>/dev/null || echo '?')"
+fi
 use_daemons
 measure "page cache as found"
 

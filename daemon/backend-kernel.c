@@ -14,6 +14,10 @@
 #include "util.h"
 
 #define EXEC_PROTECT "memory.exec_protect"
+/* The cgroups whose file we changed, one path a line: a daemon killed
+ * with SIGKILL leaves them set, and the next start must know they are
+ * its own to clear. */
+#define STATE_FILE "kernel-owned"
 
 struct kcgroup {
 	char *path;	   /* "/system.slice/x.service" */
@@ -69,17 +73,111 @@ static int kernel_probe(const struct backend_env *env, char **ret_reason)
 	return -EOPNOTSUPP;
 }
 
+static struct kcgroup *get_cgroup(struct kstate *s, const char *path, size_t len);
+
+/* Write the owned set atomically; a crash leaves the old or the new. */
+static void save_owned(struct kstate *s)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	struct hashmap_entry *e = NULL;
+	size_t i = 0;
+	int fd;
+
+	if (s->env->state_dir_fd < 0 || s->env->dry_run)
+		return;
+	fd = openat(s->env->state_dir_fd, STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		if (fd >= 0)
+			close(fd);
+		log_warning("cannot save %s: %s", STATE_FILE, strerror(errno));
+		return;
+	}
+	while ((e = hashmap_next(&s->cgroups, &i, e)))
+		if (((struct kcgroup *)e->value)->owned)
+			fprintf(f, "%s\n", ((struct kcgroup *)e->value)->path);
+	if (fflush(f) != 0 || renameat(s->env->state_dir_fd, STATE_FILE ".tmp", s->env->state_dir_fd,
+				       STATE_FILE) < 0)
+		log_warning("cannot save %s: %s", STATE_FILE, strerror(errno));
+}
+
+static int load_owned(struct kstate *s)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	char *line, *save = NULL;
+	int r;
+
+	if (s->env->state_dir_fd < 0 || s->env->dry_run)
+		return 0;
+	r = read_file_at(s->env->state_dir_fd, STATE_FILE, 16 << 20, &buf, &len);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct kcgroup *c;
+		const char *rel;
+
+		if (cgroup_relative(line, &rel) < 0 || streq(rel, "."))
+			continue; /* not a path we would have written */
+		c = get_cgroup(s, line, strlen(line));
+		if (!c)
+			return -ENOMEM;
+		if (!c->owned) {
+			c->owned = true;
+			s->n_owned++;
+		}
+	}
+	return 0;
+}
+
 static int kernel_create(const struct backend_env *env, void **ret_state)
 {
 	struct kstate *s = calloc(1, sizeof(*s));
+	int r;
 
 	if (!s)
 		return -ENOMEM;
 	s->env = env;
 	hashmap_init(&s->cgroups, hash_string, equal_string);
 	hashmap_init(&s->pids, hash_int, equal_int);
+	r = load_owned(s);
+	if (r < 0)
+		log_warning("cannot read %s: %s; files set by an earlier run are not cleared",
+			    STATE_FILE, strerror(-r));
+	else if (s->n_owned)
+		log_info("%u cgroups were set by an earlier run; those the policy no longer wants are cleared after the scan",
+			 s->n_owned);
 	*ret_state = s;
 	return 0;
+}
+
+static void drop_cgroup(struct kstate *s, struct kcgroup *c);
+static void clear_one(struct kstate *s, struct kcgroup *c);
+
+static void kernel_scan_done(void *state)
+{
+	struct kstate *s = state;
+	struct kcgroup *stale[64];
+	size_t n, i;
+	struct hashmap_entry *e;
+
+	do {
+		n = 0;
+		i = 0;
+		e = NULL;
+		while (n < ELEMENTSOF(stale) && (e = hashmap_next(&s->cgroups, &i, e))) {
+			struct kcgroup *c = e->value;
+
+			if (c->owned && c->wanted == 0)
+				stale[n++] = c;
+		}
+		for (size_t k = 0; k < n; k++) {
+			clear_one(s, stale[k]);
+			drop_cgroup(s, stale[k]);
+		}
+	} while (n == ELEMENTSOF(stale));
+	save_owned(s);
 }
 
 static struct kcgroup *get_cgroup(struct kstate *s, const char *path, size_t len)
@@ -163,6 +261,7 @@ static int set_one(struct kstate *s, struct kcgroup *c)
 	c->owned = true;
 	c->failed = 0;
 	s->n_owned++;
+	save_owned(s);
 	log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "set %s=1 in %s", EXEC_PROTECT, c->path);
 	return 0;
 }
@@ -178,6 +277,7 @@ static void clear_one(struct kstate *s, struct kcgroup *c)
 		return;
 	c->owned = false;
 	s->n_owned--;
+	save_owned(s);
 	if (cgroup_relative(c->path, &rel) < 0 || asprintf(&file, "%s/" EXEC_PROTECT, rel) < 0)
 		return;
 	r = write_file_at(s->env->cgroup_root_fd, file, "0");
@@ -329,5 +429,6 @@ const struct backend_ops backend_kernel_ops = {
 	.protect = kernel_protect,
 	.release = kernel_release,
 	.reconfigure = kernel_reconfigure,
+	.scan_done = kernel_scan_done,
 	.describe = kernel_describe,
 };

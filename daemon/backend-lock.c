@@ -40,6 +40,7 @@ struct unit_watch {
 	char *unit;
 	char *cgroup;
 	struct psi_trigger *psi; /* NULL: could not be set (reported once) */
+	struct psi_trigger *psi_full;
 };
 
 struct lock_backend {
@@ -56,7 +57,7 @@ struct lock_backend {
 	size_t vec_size;
 
 	sd_event_source *recheck;
-	struct psi_trigger *psi;
+	struct psi_trigger *psi, *psi_full;
 	bool ceiling_logged;
 
 	struct unit_watch **watches;
@@ -149,23 +150,38 @@ static int scan_range(struct lock_backend *b, struct lock_range *r)
 	return 0;
 }
 
+static bool has_cap_ipc_lock(void)
+{
+	_cleanup_free_ char *buf = NULL;
+	unsigned long long eff;
+	const char *p;
+
+	if (read_file_at(AT_FDCWD, "/proc/self/status", 1 << 16, &buf, NULL) < 0)
+		return false;
+	p = strstr(buf, "\nCapEff:");
+	if (!p || sscanf(p + 8, "%llx", &eff) != 1)
+		return false;
+	return eff & (1ULL << 14); /* CAP_IPC_LOCK */
+}
+
 static void log_mlock_failure(struct lock_backend *b, struct lock_range *r, int err)
 {
 	struct rlimit rl = { 0 };
 	struct log_fields f = LOG_FIELDS_INIT;
+	char lim[32] = "unlimited";
 
 	if (b->mlock_failed_logged)
 		return;
 	b->mlock_failed_logged = true;
-	(void)getrlimit(RLIMIT_MEMLOCK, &rl);
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		format_bytes(lim, sizeof(lim), (uint64_t)rl.rlim_cur);
 	f.backend = "lock";
 	f.exe = r->path;
 	log_event(LOG_WARNING, MID_LOCK_MLOCK_FAILED, &f,
-		  "mlock() of %s failed: %s; RLIMIT_MEMLOCK is %s%llu bytes. Give execguardd "
-		  "CAP_IPC_LOCK (AmbientCapabilities=/CapabilityBoundingSet=) or raise LimitMEMLOCK=; "
-		  "such ranges stay unlocked until a reload",
-		  r->path, strerror(-err), rl.rlim_cur == RLIM_INFINITY ? "unlimited, " : "",
-		  rl.rlim_cur == RLIM_INFINITY ? 0ULL : (unsigned long long)rl.rlim_cur);
+		  "mlock() of %s failed: %s (RLIMIT_MEMLOCK %s, CAP_IPC_LOCK %s); give execguardd "
+		  "CAP_IPC_LOCK or a larger LimitMEMLOCK=, or check vm.max_map_count; such ranges stay "
+		  "unlocked until a reload (said once)",
+		  r->path, strerror(-err), lim, has_cap_ipc_lock() ? "yes" : "no");
 }
 
 static void unlock_runs(struct lock_backend *b, struct lock_range *r)
@@ -315,6 +331,50 @@ static void on_pressure(struct psi_trigger *t _unused_, void *userdata)
 	b->ceiling_logged = true;
 }
 
+/* Every task waiting for memory: give back all locked text now, rather
+ * than halving window by window, so that our locks cannot be what tips
+ * the machine into an OOM kill. */
+static void on_full_pressure(struct psi_trigger *t _unused_, void *userdata)
+{
+	struct lock_backend *b = userdata;
+	unsigned stall, window, recover;
+	struct lockset_totals before;
+	struct log_fields f = LOG_FIELDS_INIT;
+	char freed[32];
+
+	lockset_totals(b->ls, &before);
+	if (!lockset_pressure_release_all(b->ls, now_usec(b)))
+		return;
+	plan_and_apply(b);
+	pressure_params(&b->settings, &stall, &window, &recover);
+	format_bytes(freed, sizeof(freed), before.locked);
+	f.backend = "lock";
+	f.bytes = (long long)before.locked;
+	log_event(LOG_WARNING, MID_LOCK_PRESSURE, &f,
+		  "severe memory pressure (all tasks stalled): gave back all %s of locked text until %us "
+		  "without pressure",
+		  freed, recover);
+	b->ceiling_logged = true;
+}
+
+static void on_unit_full_pressure(struct psi_trigger *t _unused_, void *userdata)
+{
+	struct unit_watch *w = userdata;
+	struct lock_backend *b = w->b;
+	struct log_fields f = LOG_FIELDS_INIT;
+
+	if (!lockset_unit_release_all(b->ls, w->unit, now_usec(b)))
+		return;
+	plan_and_apply(b);
+	f.backend = "lock";
+	f.unit = w->unit;
+	f.cgroup = w->cgroup;
+	log_event(LOG_WARNING, MID_LOCK_PRESSURE, &f,
+		  "severe memory pressure in %s (all its tasks stalled): gave back all its own locked text",
+		  w->cgroup);
+	b->ceiling_logged = true;
+}
+
 static void on_unit_pressure(struct psi_trigger *t _unused_, void *userdata)
 {
 	struct unit_watch *w = userdata;
@@ -348,6 +408,7 @@ static struct unit_watch *unit_watch_free(struct unit_watch *w)
 	if (!w)
 		return NULL;
 	psi_trigger_free(w->psi);
+	psi_trigger_free(w->psi_full);
 	free(w->unit);
 	free(w->cgroup);
 	free(w);
@@ -392,7 +453,10 @@ static void unit_watch_add(struct lock_backend *b, const char *unit, const char 
 		return;
 	}
 	pressure_params(&b->settings, &stall, &window, &recover);
-	r = psi_trigger_new(b->event, b->cgroup_root_fd, path, stall, window, on_unit_pressure, w, &w->psi);
+	r = psi_trigger_new(b->event, b->cgroup_root_fd, path, PSI_SOME, stall, window, on_unit_pressure, w, &w->psi);
+	if (r >= 0)
+		(void)psi_trigger_new(b->event, b->cgroup_root_fd, path, PSI_FULL, stall, window,
+				      on_unit_full_pressure, w, &w->psi_full);
 	if (r < 0 && !b->watch_failed_logged) {
 		struct log_fields f = LOG_FIELDS_INIT;
 
@@ -462,13 +526,23 @@ static int do_recheck(struct lock_backend *b)
 	return r;
 }
 
-static int on_recheck(sd_event_source *s, uint64_t usec _unused_, void *userdata)
+static void arm_recheck(struct lock_backend *b)
+{
+	if (!b->recheck)
+		return;
+	(void)sd_event_source_set_time_relative(b->recheck, (uint64_t)recheck_sec(&b->settings) * 1000000);
+	(void)sd_event_source_set_enabled(b->recheck, SD_EVENT_ONESHOT);
+}
+
+/* Armed only while there is something to look at (or a ceiling to lift):
+ * an idle daemon does not wake up for nothing. */
+static int on_recheck(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata)
 {
 	struct lock_backend *b = userdata;
 
 	(void)do_recheck(b);
-	(void)sd_event_source_set_time_relative(s, (uint64_t)recheck_sec(&b->settings) * 1000000);
-	(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	if (lockset_n_ranges(b->ls) > 0 || lockset_pressure_ceiling(b->ls) != UINT64_MAX)
+		arm_recheck(b);
 	return 0;
 }
 
@@ -487,13 +561,17 @@ static int setup_sources(struct lock_backend *b)
 			return r;
 		(void)sd_event_source_set_description(b->recheck, "lock-recheck");
 	} else {
-		(void)sd_event_source_set_time_relative(b->recheck, (uint64_t)recheck_sec(&b->settings) * 1000000);
-		(void)sd_event_source_set_enabled(b->recheck, SD_EVENT_ONESHOT);
+		arm_recheck(b);
 	}
 
 	b->psi = psi_trigger_free(b->psi);
+	b->psi_full = psi_trigger_free(b->psi_full);
 	pressure_params(&b->settings, &stall, &window, &recover);
-	r = psi_trigger_new(b->event, AT_FDCWD, "/proc/pressure/memory", stall, window, on_pressure, b, &b->psi);
+	r = psi_trigger_new(b->event, AT_FDCWD, "/proc/pressure/memory", PSI_SOME, stall, window, on_pressure, b,
+			    &b->psi);
+	if (r >= 0)
+		(void)psi_trigger_new(b->event, AT_FDCWD, "/proc/pressure/memory", PSI_FULL, stall, window,
+				      on_full_pressure, b, &b->psi_full);
 	if (r < 0) {
 		struct log_fields f = LOG_FIELDS_INIT;
 
@@ -514,19 +592,6 @@ static int setup_sources(struct lock_backend *b)
 	return 0;
 }
 
-static bool has_cap_ipc_lock(void)
-{
-	_cleanup_free_ char *buf = NULL;
-	unsigned long long eff;
-	const char *p;
-
-	if (read_file_at(AT_FDCWD, "/proc/self/status", 1 << 16, &buf, NULL) < 0)
-		return false;
-	p = strstr(buf, "\nCapEff:");
-	if (!p || sscanf(p + 8, "%llx", &eff) != 1)
-		return false;
-	return eff & (1ULL << 14); /* CAP_IPC_LOCK */
-}
 
 static int lock_probe(const struct backend_env *env _unused_, char **ret_reason)
 {
@@ -552,11 +617,13 @@ static void lock_destroy(void *state)
 		return;
 	b->recheck = sd_event_source_disable_unref(b->recheck);
 	b->psi = psi_trigger_free(b->psi);
+	b->psi_full = psi_trigger_free(b->psi_full);
 	for (size_t i = 0; i < b->n_watches; i++)
 		unit_watch_free(b->watches[i]);
 	free(b->watches);
 	b->ls = lockset_free(b->ls); /* unmaps, which unlocks */
 	free(b->vec);
+	closep(&b->cgroup_root_fd);
 	sd_event_unref(b->event);
 	free(b);
 }
@@ -598,11 +665,12 @@ static int lock_create(const struct backend_env *env, void **ret_state)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
+	b->cgroup_root_fd = -1;
 	b->page_size = ps > 0 ? (size_t)ps : 4096;
 	b->dry_run = env->dry_run;
 	b->event = env->event ? sd_event_ref(env->event) : NULL;
-	/* Borrowed: the manager keeps the cgroup root open while we live. */
-	b->cgroup_root_fd = env->cgroup_root_fd;
+	/* Our own copy, whatever the manager does with its fd. */
+	b->cgroup_root_fd = env->cgroup_root_fd >= 0 ? fcntl(env->cgroup_root_fd, F_DUPFD_CLOEXEC, 3) : -1;
 	r = residency_mem_total(&b->mem_total);
 	if (r < 0)
 		goto fail;
@@ -613,6 +681,19 @@ static int lock_create(const struct backend_env *env, void **ret_state)
 	r = setup_sources(b);
 	if (r < 0)
 		goto fail;
+	{
+		struct log_fields f = LOG_FIELDS_INIT;
+		char cap[32] = "no cap";
+
+		if (b->global_cap)
+			format_bytes(cap, sizeof(cap), b->global_cap);
+		f.backend = "lock";
+		f.bytes = (long long)b->global_cap;
+		log_event(LOG_INFO, NULL, &f,
+			  "lock backend: budget %s, re-check every %us, memory pressure trigger %s%s",
+			  cap, recheck_sec(&b->settings), b->psi ? psi_trigger_path(b->psi) : "none",
+			  b->dry_run ? " (dry run: nothing is locked)" : "");
+	}
 	*ret_state = b;
 	return 0;
 fail:
@@ -718,6 +799,12 @@ static int lock_protect(void *state, const struct protect_target *t)
 		return r;
 	if (t->unit || t->cgroup)
 		unit_watch_add(b, group, t->cgroup);
+	if (b->recheck) {
+		int on = SD_EVENT_OFF;
+
+		if (sd_event_source_get_enabled(b->recheck, &on) >= 0 && on == SD_EVENT_OFF)
+			arm_recheck(b);
+	}
 	if (r > 0)
 		for (size_t i = 0; i < n; i++) {
 			struct lock_range *lr = lockset_find_range(b->ls, &lm[i].key);
@@ -823,10 +910,15 @@ int backend_lock_dump(void *state, FILE *f)
 		fprintf(f, " ceiling=%" PRIu64, ceiling);
 	fprintf(f, " pressure_events=%u", lockset_pressure_events(b->ls));
 	if (b->psi)
-		fprintf(f, " psi=%s:some:%ums/%ums\n", psi_trigger_path(b->psi), psi_trigger_stall_ms(b->psi),
+		fprintf(f, " psi=%s:some:%ums/%ums", psi_trigger_path(b->psi), psi_trigger_stall_ms(b->psi),
 			psi_trigger_window_ms(b->psi));
 	else
-		fprintf(f, " psi=none\n");
+		fprintf(f, " psi=none");
+	if (b->psi_full)
+		fprintf(f, " psi_full=%s:full:%ums/%ums\n", psi_trigger_path(b->psi_full),
+			psi_trigger_stall_ms(b->psi_full), psi_trigger_window_ms(b->psi_full));
+	else
+		fprintf(f, " psi_full=none\n");
 
 	r = lockset_file_stats(b->ls, &fs, &nf);
 	if (r < 0)

@@ -19,6 +19,7 @@ struct backend_env {
 	bool dry_run;		 /* decide and report, change nothing */
 	sd_event *event;	 /* for backends with their own sources */
 	const struct daemon_settings *settings;
+	int state_dir_fd;	 /* where a backend keeps what must outlive a crash, or -1 */
 };
 
 struct protect_target {
@@ -47,6 +48,9 @@ struct backend_ops {
 	void (*release)(void *state, pid_t pid);
 	/* The daemon settings changed (reload). */
 	int (*reconfigure)(void *state, const struct daemon_settings *s);
+	/* Optional: the start's scan is done; undo what an earlier run left
+	 * behind that the policy no longer wants. */
+	void (*scan_done)(void *state);
 	/* A short phrase for STATUS=, e.g. "3 cgroups protected". */
 	void (*describe)(void *state, char *buf, size_t size);
 };

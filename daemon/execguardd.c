@@ -35,6 +35,8 @@ static void help(void)
 	       "     --check-config       Parse the policy, print errors as FILE:LINE, exit\n"
 	       "     --cgroup-root=DIR    cgroup2 tree to act on (default: found in mountinfo)\n"
 	       "     --proc-root=DIR      proc file system (default /proc)\n"
+	       "     --state-dir=DIR      Where to remember the cgroups it set, so a restart\n"
+	       "                          after a crash can clear them (default /run/execguard)\n"
 	       "     --receive-buffer=BYTES  Proc connector socket buffer (default from policy)\n"
 	       "     --log-target=TARGET  auto, journal or stderr (default auto)\n"
 	       "     --log-level=LEVEL    err, warning, notice, info or debug (default info)\n"
@@ -78,6 +80,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		ARG_CHECK,
 		ARG_CGROUP_ROOT,
 		ARG_PROC_ROOT,
+		ARG_STATE_DIR,
 		ARG_RCVBUF,
 		ARG_LOG_TARGET,
 		ARG_LOG_LEVEL,
@@ -91,6 +94,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		{ "check-config", no_argument, NULL, ARG_CHECK },
 		{ "cgroup-root", required_argument, NULL, ARG_CGROUP_ROOT },
 		{ "proc-root", required_argument, NULL, ARG_PROC_ROOT },
+		{ "state-dir", required_argument, NULL, ARG_STATE_DIR },
 		{ "receive-buffer", required_argument, NULL, ARG_RCVBUF },
 		{ "log-target", required_argument, NULL, ARG_LOG_TARGET },
 		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
@@ -129,6 +133,9 @@ static int parse_argv(int argc, char **argv, struct options *o)
 			break;
 		case ARG_PROC_ROOT:
 			o->args.proc_root = optarg;
+			break;
+		case ARG_STATE_DIR:
+			o->args.state_dir = optarg;
 			break;
 		case ARG_RCVBUF: {
 			char *end;
@@ -242,6 +249,7 @@ int main(int argc, char **argv)
 			.config_file = DEFAULT_CONFIG,
 			.dropin_dir = DEFAULT_DROPIN_DIR,
 			.backend_override = -1,
+			.state_dir = "/run/execguard",
 		},
 		.log_target = LOG_TARGET_AUTO,
 		.log_level = LOG_INFO,

@@ -837,6 +837,32 @@ bool lockset_unit_pressure_event(struct lockset *ls, const char *unit, uint64_t 
 	return true;
 }
 
+bool lockset_pressure_release_all(struct lockset *ls, uint64_t now_usec)
+{
+	bool changed = ls->ceiling != 0;
+
+	ls->n_pressure_events++;
+	ls->pressure_seen = true;
+	ls->last_event_usec = ls->last_pressure_usec = now_usec;
+	ls->ceiling = 0;
+	return changed;
+}
+
+bool lockset_unit_release_all(struct lockset *ls, const char *unit, uint64_t now_usec)
+{
+	struct lock_unit *u = lockset_find_unit(ls, unit);
+	bool changed;
+
+	if (!u)
+		return false;
+	changed = u->ceiling != 0;
+	u->n_pressure_events++;
+	u->pressure_seen = true;
+	u->last_event_usec = u->last_step_usec = now_usec;
+	u->ceiling = 0;
+	return changed;
+}
+
 bool lockset_pressure_tick(struct lockset *ls, uint64_t now_usec, uint64_t recover_usec)
 {
 	bool changed = false;

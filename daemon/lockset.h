@@ -178,6 +178,11 @@ bool lockset_pressure_tick(struct lockset *ls, uint64_t now_usec, uint64_t recov
  * with units that still have room stay locked. The tick above lifts unit
  * ceilings too. Returns true when the unit's ceiling changed. */
 bool lockset_unit_pressure_event(struct lockset *ls, const char *unit, uint64_t now_usec, uint64_t window_usec);
+/* Severe pressure (a "full" stall: every task waiting for memory): give
+ * back everything at once, globally or for one unit; lifted by the tick
+ * like any ceiling. Return true when the ceiling changed. */
+bool lockset_pressure_release_all(struct lockset *ls, uint64_t now_usec);
+bool lockset_unit_release_all(struct lockset *ls, const char *unit, uint64_t now_usec);
 /* UINT64_MAX when no ceiling is in force. */
 uint64_t lockset_pressure_ceiling(const struct lockset *ls);
 unsigned lockset_pressure_events(const struct lockset *ls);

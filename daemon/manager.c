@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <systemd/sd-daemon.h>
@@ -60,6 +61,7 @@ struct manager {
 	struct backend_env env;
 	int proc_fd;
 	int cgroup_root_fd;
+	int state_dir_fd;
 	char *cgroup_root;
 
 	struct hashmap procs; /* pid -> struct tracked (protected ones only) */
@@ -912,7 +914,7 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 	if (!m)
 		return -ENOMEM;
 	m->args = *args;
-	m->cn_fd = m->proc_fd = m->cgroup_root_fd = -1;
+	m->cn_fd = m->proc_fd = m->cgroup_root_fd = m->state_dir_fd = -1;
 	m->use_procmap_query = true;
 	m->systemd = sd_booted() > 0;
 	hashmap_init(&m->procs, hash_int, equal_int);
@@ -941,6 +943,15 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 	if (m->cgroup_root_fd < 0) {
 		r = log_error_errno(-errno, "cannot open cgroup root %s: %m", m->cgroup_root);
 		goto fail;
+	}
+
+	if (args->state_dir && !args->dry_run) {
+		if (mkdir(args->state_dir, 0700) < 0 && errno != EEXIST)
+			log_warning("cannot create state directory %s: %m; a restart after a crash cannot clear what this run sets",
+				    args->state_dir);
+		m->state_dir_fd = open(args->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (m->state_dir_fd < 0 && errno != ENOENT)
+			log_warning("cannot open state directory %s: %m", args->state_dir);
 	}
 
 	r = sd_event_default(&m->event);
@@ -988,6 +999,7 @@ int manager_pick_backend(struct manager *m)
 	int r;
 
 	m->env = (struct backend_env){
+		.state_dir_fd = m->state_dir_fd,
 		.cgroup_root_fd = m->cgroup_root_fd,
 		.cgroup_root = m->cgroup_root,
 		.proc_fd = m->proc_fd,
@@ -1079,6 +1091,8 @@ int manager_scan(struct manager *m)
 
 	if (r < 0)
 		return log_error_errno(r, "cannot scan processes: %s", strerror(-r));
+	if (m->backend_ops->scan_done)
+		m->backend_ops->scan_done(m->backend);
 	update_status(m, NULL);
 	return 0;
 }
@@ -1122,6 +1136,7 @@ struct manager *manager_free(struct manager *m)
 	closep(&m->cn_fd);
 	closep(&m->proc_fd);
 	closep(&m->cgroup_root_fd);
+	closep(&m->state_dir_fd);
 	free(m->cgroup_root);
 	policy_done(&m->policy);
 	free(m);

@@ -17,6 +17,7 @@ struct manager_args {
 	const char *dropin_dir;
 	const char *cgroup_root;   /* NULL: find the cgroup2 mount */
 	const char *proc_root;	   /* normally "/proc" */
+	const char *state_dir;	   /* what must outlive a crash; NULL: none */
 	int backend_override;	   /* -1 or an enum backend_choice */
 	bool dry_run;
 	int receive_buffer;	   /* 0: from policy */

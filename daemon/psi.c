@@ -17,14 +17,15 @@ struct psi_trigger {
 	unsigned stall_ms, window_ms;
 };
 
-int psi_trigger_format(char *buf, size_t size, unsigned stall_ms, unsigned window_ms)
+int psi_trigger_format(char *buf, size_t size, enum psi_kind kind, unsigned stall_ms, unsigned window_ms)
 {
 	int n;
 
 	if (window_ms < PSI_WINDOW_MIN_MS || window_ms > PSI_WINDOW_MAX_MS || stall_ms == 0 ||
 	    stall_ms > window_ms)
 		return -EINVAL;
-	n = snprintf(buf, size, "some %u %u", stall_ms * 1000u, window_ms * 1000u);
+	n = snprintf(buf, size, "%s %u %u", kind == PSI_FULL ? "full" : "some", stall_ms * 1000u,
+		     window_ms * 1000u);
 	if (n < 0 || (size_t)n >= size)
 		return -ENOBUFS;
 	return 0;
@@ -58,13 +59,13 @@ struct psi_trigger *psi_trigger_free(struct psi_trigger *t)
 	return NULL;
 }
 
-static int write_trigger(int fd, unsigned stall_ms, unsigned window_ms)
+static int write_trigger(int fd, enum psi_kind kind, unsigned stall_ms, unsigned window_ms)
 {
 	char line[64];
 	ssize_t n;
 	int r;
 
-	r = psi_trigger_format(line, sizeof(line), stall_ms, window_ms);
+	r = psi_trigger_format(line, sizeof(line), kind, stall_ms, window_ms);
 	if (r < 0)
 		return r;
 	/* The terminating NUL is part of what the kernel expects. */
@@ -84,14 +85,14 @@ void psi_unprivileged_window(unsigned stall_ms, unsigned window_ms, unsigned *re
 		*ret_stall = 1;
 }
 
-int psi_trigger_new(sd_event *e, int dirfd, const char *path, unsigned stall_ms, unsigned window_ms,
-		    psi_handler_t handler, void *userdata, struct psi_trigger **ret)
+int psi_trigger_new(sd_event *e, int dirfd, const char *path, enum psi_kind kind, unsigned stall_ms,
+		    unsigned window_ms, psi_handler_t handler, void *userdata, struct psi_trigger **ret)
 {
 	struct psi_trigger *t;
 	char line[64];
 	int r;
 
-	r = psi_trigger_format(line, sizeof(line), stall_ms, window_ms);
+	r = psi_trigger_format(line, sizeof(line), kind, stall_ms, window_ms);
 	if (r < 0)
 		return r;
 	t = calloc(1, sizeof(*t));
@@ -111,12 +112,12 @@ int psi_trigger_new(sd_event *e, int dirfd, const char *path, unsigned stall_ms,
 		psi_trigger_free(t);
 		return r;
 	}
-	r = write_trigger(t->fd, stall_ms, window_ms);
+	r = write_trigger(t->fd, kind, stall_ms, window_ms);
 	if (r == -EINVAL && window_ms % PSI_UNPRIV_WINDOW_MS) {
 		/* Without CAP_SYS_RESOURCE the kernel takes only windows that
 		 * are multiples of 2 s: keep the same share of stall. */
 		psi_unprivileged_window(stall_ms, window_ms, &stall_ms, &window_ms);
-		r = write_trigger(t->fd, stall_ms, window_ms);
+		r = write_trigger(t->fd, kind, stall_ms, window_ms);
 	}
 	if (r < 0) {
 		psi_trigger_free(t);

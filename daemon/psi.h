@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A memory PSI trigger (Documentation/accounting/psi.rst) as an sd-event
- * io source: "some STALL WINDOW" written to /proc/pressure/memory or a
- * cgroup's memory.pressure; the kernel raises POLLPRI when tasks stalled
- * on memory for STALL within WINDOW. */
+ * io source: "some|full STALL WINDOW" written to /proc/pressure/memory or
+ * a cgroup's memory.pressure; the kernel raises POLLPRI when some (or all
+ * non-idle) tasks stalled on memory for STALL within WINDOW. */
 #pragma once
 
 #include <stddef.h>
@@ -11,6 +11,11 @@
 typedef struct sd_event sd_event;
 
 struct psi_trigger;
+
+enum psi_kind {
+	PSI_SOME, /* at least one task stalled */
+	PSI_FULL, /* all non-idle tasks stalled at once */
+};
 
 typedef void (*psi_handler_t)(struct psi_trigger *t, void *userdata);
 
@@ -22,7 +27,7 @@ typedef void (*psi_handler_t)(struct psi_trigger *t, void *userdata);
 
 /* Format the trigger line; -EINVAL when the values are out of the kernel's
  * range (window 500 ms..10 s, 0 < stall <= window). Pure. */
-int psi_trigger_format(char *buf, size_t size, unsigned stall_ms, unsigned window_ms);
+int psi_trigger_format(char *buf, size_t size, enum psi_kind kind, unsigned stall_ms, unsigned window_ms);
 
 /* The window an unprivileged trigger gets instead: rounded up to a
  * multiple of 2 s, the stall scaled by the same factor. Pure. */
@@ -33,7 +38,7 @@ void psi_unprivileged_window(unsigned stall_ms, unsigned window_ms, unsigned *re
  * condition on the file (cgroup removed) disables the source. When the
  * kernel refuses the window for lack of CAP_SYS_RESOURCE, the unprivileged
  * window above is used; psi_trigger_window_ms() tells which. */
-int psi_trigger_new(sd_event *e, int dirfd, const char *path, unsigned stall_ms, unsigned window_ms,
+int psi_trigger_new(sd_event *e, int dirfd, const char *path, enum psi_kind kind, unsigned stall_ms, unsigned window_ms,
 		    psi_handler_t handler, void *userdata, struct psi_trigger **ret);
 struct psi_trigger *psi_trigger_free(struct psi_trigger *t);
 

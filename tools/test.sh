@@ -3,8 +3,9 @@
 # The whole test suite, on a fresh Debian 12 machine as root: installs
 # what it needs, builds with -Werror, runs the unit, host integration and
 # fuzz-corpus tests, runs them again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, runs each fuzzer for a while, and closes
-# with one line: N passed, N failed, N skipped.
+# UndefinedBehaviorSanitizer, runs each fuzzer for a while, builds the
+# patched kernel and runs the VM tests on it, and closes with one line:
+# N passed, N failed, N skipped.
 # Environment: FUZZ_SECONDS (default 20 per fuzzer), BUILD_ROOT (build).
 set -u
 cd "$(dirname "$0")/.."
@@ -45,23 +46,28 @@ meson_build() {
 	record PASS "build/$name"
 }
 
-# meson_tests NAME MESON-TEST-ARGS...
+# meson_tests NAME LOGBASE MESON-TEST-ARGS...
 meson_tests() {
-	local name=$1 dir="$build_root/$1"
-	shift
-	step "tests $name"
-	meson test -C "$dir" --print-errorlogs "$@"
-	[ -f "$dir/meson-logs/testlog.json" ] && logs+=("$name:$dir/meson-logs/testlog.json")
+	local name=$1 logbase=$2 dir="$build_root/$1"
+	shift 2
+	step "tests $name ($logbase)"
+	rm -f "$dir/meson-logs/$logbase.json"
+	meson test -C "$dir" --print-errorlogs --logbase "$logbase" "$@"
+	if [ -f "$dir/meson-logs/$logbase.json" ]; then
+		logs+=("$name:$dir/meson-logs/$logbase.json")
+	else
+		record FAIL "tests/$name/$logbase"
+	fi
 }
 
 if meson_build gcc -Dwerror=true -Dsysconfdir=/etc; then
-	meson_tests gcc --suite unit --suite host --suite fuzz
+	meson_tests gcc testlog --suite unit --suite host --suite fuzz
 fi
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 if meson_build sanitizers -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false; then
-	meson_tests sanitizers --suite unit --suite host --suite fuzz
+	meson_tests sanitizers testlog --suite unit --suite host --suite fuzz
 fi
 
 if CC=clang meson_build fuzz -Dwerror=true -Dfuzzers=true -Db_lundef=false \
@@ -81,6 +87,17 @@ if CC=clang meson_build fuzz -Dwerror=true -Dfuzzers=true -Db_lundef=false \
 		fi
 		rm -rf "$work"
 	done
+fi
+
+# The patched kernel, booted in qemu: its selftests under both LRUs,
+# checkpatch over the series.
+step "kernel: build the patched test kernel"
+if bzimage=$(kernel/build.sh | tail -n 1) && [ -f "$bzimage" ]; then
+	record PASS build/kernel
+	export EXECGUARD_BZIMAGE=$bzimage
+	[ -d "$build_root/gcc" ] && meson_tests gcc vmlog --suite vm
+else
+	record FAIL build/kernel
 fi
 
 step "summary"

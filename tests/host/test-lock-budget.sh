@@ -18,7 +18,7 @@ lk_evict "$F"/*.so "$F"/prog?
 lk_run A "$F/proga" 64 32
 lk_run B "$F/progb" 96 32
 lk_run C "$F/progc" 128 32
-printf '[Daemon]\nLockBudget=1G\n' >"$W/big.conf"
+lk_conf "$W/big.conf" LockBudget=1G
 lk_driver "$W/big.conf"
 lk_cmd protect "$A" a.service
 lk_cmd protect "$B" b.service
@@ -35,7 +35,7 @@ echo "hot (3 units) resident $hot; own libraries resident a=$mina b=$(own b resi
 [ "$(own a locked)" = "$mina" ] || fail "unlimited: own a not fully locked"
 
 budget=$((hot + mina / 2))
-printf '[Daemon]\nLockBudget=%s\n' "$budget" >"$W/tight.conf"
+lk_conf "$W/tight.conf" "LockBudget=$budget"
 lk_cmd reload "$W/tight.conf"
 lk_dump
 [ "$(total locked)" -le "$budget" ] && pass "global: locked $(total locked) <= budget $budget" ||
@@ -51,7 +51,7 @@ for u in a b c; do
 done
 grep -q "not locking $F/libowna.so.*global budget full" "$W/driver.err" &&
 	pass "global: the refusal is reported" || fail "global: refusal of libowna not reported"
-[ "$(total locked)" = "$(vmlck)" ] || fail "global: total $(total locked) VmLck $(vmlck)"
+[ "$(total locked)" = "$(dump_vmlck)" ] || fail "global: total $(total locked) VmLck $(dump_vmlck)"
 
 # Back to a large global budget; unit a gets its own cap.
 cap=$((hot + mina / 2))
@@ -70,5 +70,5 @@ l=$(file_line "$F/libshared.so")
 	fail "unit: shared $l"
 grep -q "not locking $F/libowna.so.*unit budget full" "$W/driver.err" &&
 	pass "unit: the refusal is reported" || fail "unit: refusal of libowna not reported"
-[ "$(total locked)" = "$(vmlck)" ] || fail "unit: total $(total locked) VmLck $(vmlck)"
+[ "$(total locked)" = "$(dump_vmlck)" ] || fail "unit: total $(total locked) VmLck $(dump_vmlck)"
 lk_finish

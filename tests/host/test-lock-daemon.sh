@@ -3,21 +3,28 @@
 # End to end through execguardd with Backend=lock: a process the policy
 # protects gets the resident pages of its exec mappings locked by the
 # daemon (its VmLck), the status line says so, and the locks go when the
-# process exits.
+# process exits. A rule's LockBudget= caps what is locked for its unit.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cgroup2
 
 A=execguard-lock-$$
+B=execguard-lock-small-$$
 new_cgroup "$A"
+new_cgroup "$B"
 write_conf <<CONF
 [Daemon]
 Backend=lock
 LockRecheckSec=1
+PressureWindowMSec=10000
+PressureStallMSec=9999
 [Rule test]
-MatchCgroup=/$A
+MatchCgroup=/$A /$B
 MatchExe=/usr/bin/sleep /bin/sleep
 Protect=yes
+[Rule small]
+MatchCgroup=/$B
+LockBudget=64K
 CONF
 
 start_daemon
@@ -40,6 +47,22 @@ libc_kb=$(( $(stat -L -c %s /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || echo 
 pass "locked $k kB for sleep (files: sleep $sleep_kb kB, libc $libc_kb kB)"
 
 kill "$p"
+for i in $(seq 40); do
+	[ "$(vmlck)" = 0 ] && break
+	sleep 0.1
+done
+[ "$(vmlck)" = 0 ] || fail "still $(vmlck) kB locked after the process exited"
+
+# The same program under a 64 KiB unit budget: libc and ld.so do not fit,
+# the small text of sleep does.
+run_in "$B" sleep 60
+q=$LAST_PID
+wait_log "protect pid $q " 5 || fail "no decision for pid $q"
+wait_log "not locking .*libc.so.6 .*unit budget full" 5 || fail "libc not reported over the unit budget"
+k=$(vmlck)
+[ "$k" -gt 0 ] && [ "$k" -le 64 ] && pass "unit budget: $k kB locked, within LockBudget=64K" ||
+	fail "unit budget: $k kB locked"
+kill "$q"
 for i in $(seq 40); do
 	[ "$(vmlck)" = 0 ] && break
 	sleep 0.1

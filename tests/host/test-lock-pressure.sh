@@ -3,7 +3,8 @@
 # Memory pressure: a hog in a memory-limited cgroup (v1 memory controller
 # or cgroup2 memory.max) reads a file much larger than its limit, so that
 # it stalls in reclaim; the daemon's PSI trigger (thresholds lowered to
-# 1 ms per 2 s so that this modest pressure fires it) must make it give
+# 1 ms per 2 s, or a few times the machine's own background stall, so that
+# this modest pressure fires it) must make it give
 # locked text back, and it must take it again after PressureRecoverSec of
 # calm. No OOM kill happens. When cgroup2 is there, the protected program
 # and the hog share a cgroup2 group whose memory.pressure the daemon
@@ -53,7 +54,16 @@ lk_cleanup_g() {
 	fi
 }
 trap 'lk_cleanup; lk_cleanup_g' EXIT
-printf '[Daemon]\nLockBudget=1G\nLockRecheckSec=1\nPressureStallMSec=1\nPressureWindowMSec=2000\nPressureRecoverSec=4\n' >"$W/conf"
+# The threshold: 1 ms of stall per 2 s, or four times what the machine
+# stalls on its own (others' work) so that calm can be seen after the hog.
+some_total() { awk '/^some / { sub("total=", "", $5); print $5 }' /proc/pressure/memory; }
+b0=$(some_total); sleep 4; b1=$(some_total)
+base_ms=$(( (b1 - b0) / 2 / 1000 ))
+stall_ms=$(( base_ms * 4 + 1 ))
+[ "$stall_ms" -lt 500 ] || skip "the machine already stalls ${base_ms} ms per 2 s on memory"
+echo "background memory stall: ${base_ms} ms per 2 s; threshold ${stall_ms} ms"
+printf '[Daemon]\nLockBudget=1G\nLockRecheckSec=1\nPressureStallMSec=%s\nPressureWindowMSec=2000\nPressureRecoverSec=4\n' \
+	"$stall_ms" >"$W/conf"
 lk_driver "$W/conf"
 lk_cmd protect "$P" svc.service
 lk_cmd protect "$Q" other.service
@@ -97,12 +107,16 @@ done
 echo "under pressure: locked $(total locked) (min $lmin), ceiling $(total ceiling), events $(total pressure_events)"
 [ "$gave" = 1 ] && pass "pressure made the daemon give back ($l0 -> $lmin)" ||
 	fail "no give-back under pressure (events $(total pressure_events), locked $(total locked))"
-[ "$(total locked)" = "$(vmlck)" ] || fail "under pressure: total $(total locked) VmLck $(vmlck)"
-grep -q "memory pressure: gave back" "$W/driver.err" && pass "the give-back is logged" ||
+[ "$(total locked)" = "$(dump_vmlck)" ] || fail "under pressure: total $(total locked) VmLck $(dump_vmlck)"
+# A "some" step halves, a "full" stall (all tasks waiting: easily reached
+# with the lowered threshold) gives back everything; either is logged.
+grep -Eq "memory pressure: gave back|severe memory pressure \(all tasks stalled\): gave back" "$W/driver.err" &&
+	pass "the give-back is logged" ||
 	fail "no log of the give-back"
 if [ -n "$G" ]; then
 	[ "$(field "$(unit_line svc.service)" pressure_events)" -gt 0 ] &&
-		grep -q "memory pressure in /${G#"$CG2"/}: giving back its own" "$W/driver.err" &&
+		grep -Eq "memory pressure in /${G#"$CG2"/}(: giving back| \(all its tasks stalled\): gave back all) its own" \
+			"$W/driver.err" &&
 		pass "the unit's own trigger fired ($(field "$(unit_line svc.service)" pressure_events) events)" ||
 		fail "the unit trigger did not fire: $(unit_line svc.service)"
 	[ "$(field "$(unit_line other.service)" pressure_events)" = 0 ] ||

@@ -62,8 +62,8 @@ sleep 0.5
 lk_dump
 [ -z "$(file_line "$F/libbig.so" "$old_ino")" ] && [ -n "$(file_line "$F/libbig.so" "$new_ino")" ] &&
 	pass "old inode released at the old process's exit, new one kept" || fail "after exit: $(grep '^file ' "$W/dump")"
-[ "$(total locked)" = "$(vmlck)" ] && pass "VmLck $(vmlck) = what is locked" ||
-	fail "total $(total locked) VmLck $(vmlck)"
+[ "$(total locked)" = "$(dump_vmlck)" ] && pass "VmLck $(dump_vmlck) = what is locked" ||
+	fail "total $(total locked) VmLck $(dump_vmlck)"
 grep -q "(deleted)" "/proc/$DRV_PID/maps" && fail "the daemon still maps a deleted file: $(grep deleted "/proc/$DRV_PID/maps")"
 fds_after=$(ls "/proc/$DRV_PID/fd" | wc -l)
 [ "$fds_after" -le "$fds_before" ] && pass "no fd leaked ($fds_before -> $fds_after)" ||
@@ -72,5 +72,5 @@ grep -Ei "cannot|failed|error" "$W/driver.err" && fail "errors reported"
 lk_stop "$NEW"
 sleep 0.5
 lk_dump
-[ "$(total ranges)" = 0 ] && [ "$(vmlck)" = 0 ] || fail "left: ranges=$(total ranges) VmLck=$(vmlck)"
+[ "$(total ranges)" = 0 ] && [ "$(dump_vmlck)" = 0 ] || fail "left: ranges=$(total ranges) VmLck=$(dump_vmlck)"
 lk_finish

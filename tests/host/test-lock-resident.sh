@@ -12,7 +12,7 @@ lk_setup
 
 lk_lib big 4096
 lk_prog bigtext big
-printf '[Daemon]\nLockBudget=1G\nLockRecheckSec=1\n' >"$W/conf"
+lk_conf "$W/conf" $'LockBudget=1G\nLockRecheckSec=1'
 lk_evict "$F/bigtext" "$F/libbig.so"
 lk_run P "$F/bigtext" 64
 lk_driver "$W/conf"
@@ -33,8 +33,8 @@ check_equal() { # what
 	[ "$locked" -gt 0 ] && [ "$((locked * 16))" -lt "$len" ] &&
 		pass "$1: locked is far below the text size ($len)" ||
 		fail "$1: locked $locked not far below $len"
-	[ "$(total locked)" = "$(vmlck)" ] && pass "$1: total locked = daemon VmLck ($(vmlck))" ||
-		fail "$1: total locked $(total locked) but VmLck $(vmlck)"
+	[ "$(total locked)" = "$(dump_vmlck)" ] && pass "$1: total locked = daemon VmLck ($(dump_vmlck))" ||
+		fail "$1: total locked $(total locked) but VmLck $(dump_vmlck)"
 	# Every other range (libc, ld.so): locked <= resident, never more.
 	local f ino l r
 	while read -r f; do
@@ -59,6 +59,6 @@ grep -q "mlock() of" "$W/driver.err" && fail "mlock failed: $(grep 'mlock() of' 
 lk_stop "$P"
 sleep 0.5
 lk_dump
-[ "$(total ranges)" = 0 ] && [ "$(vmlck)" = 0 ] && pass "all released at exit" ||
-	fail "left after exit: ranges=$(total ranges) VmLck=$(vmlck)"
+[ "$(total ranges)" = 0 ] && [ "$(dump_vmlck)" = 0 ] && pass "all released at exit" ||
+	fail "left after exit: ranges=$(total ranges) VmLck=$(dump_vmlck)"
 lk_finish

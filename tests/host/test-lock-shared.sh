@@ -33,8 +33,8 @@ d=$((res - locked)); d=${d#-}
 [ "$locked" -gt 0 ] && [ "$d" -le "$PAGE" ] && pass "locked $locked = resident $res (counted once)" ||
 	fail "libshared locked $locked, resident $res"
 sum=$(awk '/^file / { for (i = 1; i <= NF; i++) if ($i ~ /^locked=/) { sub("locked=", "", $i); s += $i } } END { print s + 0 }' "$W/dump")
-[ "$sum" = "$(vmlck)" ] && [ "$sum" = "$(total locked)" ] &&
-	pass "VmLck $(vmlck) = sum over distinct ranges" || fail "VmLck $(vmlck), sum $sum, total $(total locked)"
+[ "$sum" = "$(dump_vmlck)" ] && [ "$sum" = "$(total locked)" ] &&
+	pass "VmLck $(dump_vmlck) = sum over distinct ranges" || fail "VmLck $(dump_vmlck), sum $sum, total $(total locked)"
 ua=$(unit_line a.service); ub=$(unit_line b.service)
 [ "$(field "$ua" locked)" -ge "$locked" ] && [ "$(field "$ub" locked)" -ge "$locked" ] &&
 	pass "each unit's figures include the shared library" || fail "units: $ua / $ub"
@@ -47,14 +47,14 @@ l=$(file_line "$lib")
 	pass "after A exits: still locked ($locked), 1 process" || fail "after A exit: '$l'"
 [ -z "$(file_line "$F/libowna.so")" ] && [ -z "$(unit_line a.service)" ] &&
 	pass "A's own library and unit are gone" || fail "A's library or unit left behind"
-[ "$(total locked)" = "$(vmlck)" ] || fail "after A: total $(total locked) VmLck $(vmlck)"
+[ "$(total locked)" = "$(dump_vmlck)" ] || fail "after A: total $(total locked) VmLck $(dump_vmlck)"
 
 lk_stop "$B"
 sleep 0.5
 lk_dump
-[ "$(total ranges)" = 0 ] && [ "$(total units)" = 0 ] && [ "$(vmlck)" = 0 ] &&
+[ "$(total ranges)" = 0 ] && [ "$(total units)" = 0 ] && [ "$(dump_vmlck)" = 0 ] &&
 	pass "after both exit: nothing mapped or locked" ||
-	fail "after both: ranges=$(total ranges) VmLck=$(vmlck)"
+	fail "after both: ranges=$(total ranges) VmLck=$(dump_vmlck)"
 [ "$(grep -c "$F" "/proc/$DRV_PID/maps")" = 0 ] && pass "no mapping of the test files left in the daemon" ||
 	fail "daemon still maps: $(grep "$F" "/proc/$DRV_PID/maps")"
 lk_finish

@@ -319,6 +319,16 @@ static void test_pressure(void)
 	lockset_plan(ls, 0);
 	apply(ls);
 	CHECK(locked_of(ls, 100) + locked_of(ls, 1) + locked_of(ls, 2) == 24 * PAGE);
+
+	/* A full stall: everything at once, the hot range too. */
+	CHECK(lockset_pressure_release_all(ls, 80 * s));
+	CHECK(lockset_pressure_ceiling(ls) == 0);
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 100) + locked_of(ls, 1) + locked_of(ls, 2) == 0);
+	CHECK(!lockset_pressure_release_all(ls, 81 * s));
+	CHECK(!lockset_pressure_tick(ls, 100 * s, 60 * s));
+	CHECK(lockset_pressure_tick(ls, 141 * s, 60 * s));
 	lockset_free(ls);
 }
 
@@ -364,6 +374,14 @@ static void test_unit_pressure(void)
 	lockset_plan(ls, 0);
 	apply(ls);
 	CHECK(locked_of(ls, 1) == 8 * PAGE && locked_of(ls, 2) == 8 * PAGE);
+
+	/* A full stall in a's cgroup: all of a's own, shared stays for b. */
+	CHECK(lockset_unit_release_all(ls, "a", 50 * s));
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 1) == 0 && locked_of(ls, 2) == 0);
+	CHECK(locked_of(ls, 100) == 8 * PAGE && locked_of(ls, 3) == 8 * PAGE);
+	CHECK(!lockset_unit_release_all(ls, "nosuch", 50 * s));
 	lockset_free(ls);
 }
 
@@ -385,6 +403,98 @@ static void test_failed_once(void)
 	CHECK(!lockset_reported_before(ls, 0x801, 7));
 	lockset_plan(ls, 0);
 	CHECK(!lockset_range(ls, 0)->admitted); /* never opened */
+	lockset_free(ls);
+}
+
+/* Random operations against invariants: references add up, budgets and
+ * ceilings hold after every plan, locked pages are resident, everything
+ * is freed at the end. Deterministic (fixed seed). */
+static void test_random(void)
+{
+	static const char *const units[] = { "u0", "u1", "u2", "u3" };
+	struct lockset *ls;
+	unsigned seed = 12345;
+	unsigned created = 0;
+
+	n_freed = 0;
+	CHECK(lockset_new(PAGE, &ops, NULL, &ls) == 0);
+	for (int step = 0; step < 3000; step++) {
+		unsigned op = rand_r(&seed) % 10;
+		pid_t pid = 1 + (pid_t)(rand_r(&seed) % 12);
+
+		if (op < 5) {
+			struct lock_mapping m[6];
+			size_t n = rand_r(&seed) % 6;
+			const char *u = units[rand_r(&seed) % 4];
+			uint64_t cap = rand_r(&seed) % 3 ? 0 : (uint64_t)(rand_r(&seed) % 40) * PAGE;
+			int r;
+
+			for (size_t i = 0; i < n; i++)
+				m[i] = M(1 + rand_r(&seed) % 9, rand_r(&seed) % 2, 1 + rand_r(&seed) % 12, "/f");
+			r = lockset_process_set(ls, pid, u, cap, m, n);
+			CHECK(r >= 0);
+			if (r > 0)
+				created += (unsigned)r;
+			open_all(ls, rand_r(&seed) % 13);
+		} else if (op < 7) {
+			lockset_process_remove(ls, pid);
+		} else if (op < 8) {
+			lockset_pressure_event(ls, (uint64_t)step * 100000, 1000000);
+		} else if (op < 9) {
+			lockset_pressure_tick(ls, (uint64_t)step * 100000, 3000000);
+		} else {
+			const char *u = units[rand_r(&seed) % 4];
+
+			lockset_unit_pressure_event(ls, u, (uint64_t)step * 100000, 1000000);
+		}
+		/* Residency drifts; locked pages stay resident. */
+		for (size_t i = 0; i < lockset_n_ranges(ls); i++) {
+			struct lock_range *r = lockset_range(ls, i);
+			unsigned char vec[16];
+
+			if (r->state != LOCK_RANGE_OPEN || rand_r(&seed) % 4)
+				continue;
+			for (size_t p = 0; p < r->n_pages; p++)
+				vec[p] = (r->pages[p] & LOCK_PAGE_LOCKED) || rand_r(&seed) % 2;
+			lockset_range_update_resident(r, vec);
+		}
+		{
+			uint64_t cap = rand_r(&seed) % 2 ? 0 : (uint64_t)(rand_r(&seed) % 60) * PAGE;
+			struct lockset_totals t;
+			size_t sum_pids = 0;
+
+			lockset_plan(ls, cap);
+			apply(ls);
+			lockset_totals(ls, &t);
+			if (cap)
+				CHECK(t.locked <= cap);
+			CHECK(t.locked <= lockset_pressure_ceiling(ls));
+			CHECK(t.locked <= t.resident);
+			for (size_t i = 0; i < lockset_n_units(ls); i++) {
+				struct lock_unit *u = lockset_unit(ls, i);
+
+				if (u->cap)
+					CHECK(u->charged <= u->cap);
+				CHECK(u->charged <= u->ceiling);
+				sum_pids += u->n_pids;
+			}
+			CHECK(sum_pids == lockset_n_processes(ls));
+			for (size_t i = 0; i < lockset_n_ranges(ls); i++) {
+				struct lock_range *r = lockset_range(ls, i);
+				size_t per_unit = 0;
+
+				for (size_t k = 0; k < r->n_units; k++)
+					per_unit += r->units[k].n_pids;
+				CHECK(per_unit == r->n_pids && r->n_pids > 0);
+				if (!r->admitted)
+					CHECK(r->n_locked == 0);
+			}
+		}
+	}
+	for (pid_t pid = 1; pid <= 12; pid++)
+		lockset_process_remove(ls, pid);
+	CHECK(lockset_n_ranges(ls) == 0 && lockset_n_units(ls) == 0 && lockset_n_processes(ls) == 0);
+	CHECK(n_freed == created);
 	lockset_free(ls);
 }
 
@@ -417,12 +527,13 @@ static void test_psi_format(void)
 {
 	char b[64];
 
-	CHECK(psi_trigger_format(b, sizeof(b), 150, 1000) == 0 && streq(b, "some 150000 1000000"));
-	CHECK(psi_trigger_format(b, sizeof(b), 0, 1000) == -EINVAL);
-	CHECK(psi_trigger_format(b, sizeof(b), 100, 400) == -EINVAL);
-	CHECK(psi_trigger_format(b, sizeof(b), 2000, 1000) == -EINVAL);
-	CHECK(psi_trigger_format(b, sizeof(b), 100, 20000) == -EINVAL);
-	CHECK(psi_trigger_format(b, 4, 100, 1000) == -ENOBUFS);
+	CHECK(psi_trigger_format(b, sizeof(b), PSI_SOME, 150, 1000) == 0 && streq(b, "some 150000 1000000"));
+	CHECK(psi_trigger_format(b, sizeof(b), PSI_FULL, 500, 2000) == 0 && streq(b, "full 500000 2000000"));
+	CHECK(psi_trigger_format(b, sizeof(b), PSI_SOME, 0, 1000) == -EINVAL);
+	CHECK(psi_trigger_format(b, sizeof(b), PSI_SOME, 100, 400) == -EINVAL);
+	CHECK(psi_trigger_format(b, sizeof(b), PSI_SOME, 2000, 1000) == -EINVAL);
+	CHECK(psi_trigger_format(b, sizeof(b), PSI_SOME, 100, 20000) == -EINVAL);
+	CHECK(psi_trigger_format(b, 4, PSI_SOME, 100, 1000) == -ENOBUFS);
 	{
 		unsigned st, w;
 
@@ -439,4 +550,4 @@ static void test_psi_format(void)
 
 TEST_MAIN(test_key_alignment, test_refcount_shared, test_same_unit_counts_once, test_replaced_file,
 	  test_budgets, test_growth_and_runs, test_pressure, test_unit_pressure, test_failed_once,
-	  test_meminfo, test_psi_format)
+	  test_random, test_meminfo, test_psi_format)

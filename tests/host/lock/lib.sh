@@ -130,8 +130,19 @@ lk_stop() {
 	return 0
 }
 
-# The driver, as a coprocess. lk_driver [CONFIG]
+# The [Daemon] lines that keep the machine's own memory pressure out of a
+# test that is not about pressure (10 s windows, 99.99% stall: never).
+CALM=$'PressureWindowMSec=10000\nPressureStallMSec=9999\n'
+
+# lk_conf FILE [LINES]: a [Daemon] section with LINES and the calm ones.
+lk_conf() { printf '[Daemon]\n%s\n%s' "${2:-}" "$CALM" >"$1"; }
+
+# The driver, as a coprocess. lk_driver [CONFIG] (default: calm)
 lk_driver() {
+	if [ $# = 0 ]; then
+		lk_conf "$W/calm.conf"
+		set -- "$W/calm.conf"
+	fi
 	coproc DRV { exec "$LOCK_DRIVER" "$@" 2>>"$W/driver.err"; }
 	DRV_PID=$!
 	local l
@@ -176,6 +187,8 @@ file_line() {
 }
 unit_line() { grep "^unit .*name=$1$" "$W/dump" | head -1; }
 vmlck() { awk '/^VmLck:/ { print $2 * 1024 }' "/proc/$DRV_PID/status"; }
+# The driver's VmLck taken with the last dump (no race with its timers).
+dump_vmlck() { field "$(grep '^driver ' "$W/dump")" vmlck; }
 
 # resident_of PID PATH: bytes of PATH's exec mappings in the page cache
 resident_of() { "$W/resident" "$1" | awk -v p="path=$2" '$4 == p { sub("resident=", "", $2); s += $2 } END { print s + 0 }'; }

@@ -8,7 +8,7 @@
  *   recheck                        the re-check timer's work, now
  *   release PID                    release()
  *   reload CONFIG                  reconfigure() with a new [Daemon] section
- *   dump                           backend_lock_dump(), then "end"
+ *   dump                           backend_lock_dump(), "driver vmlck=BYTES", "end"
  *   describe                       the STATUS= phrase
  *   quit
  *
@@ -264,7 +264,15 @@ static void handle_line(char *l)
 			policy_done(&np);
 		}
 	} else if (streq(l, "dump")) {
+		_cleanup_free_ char *st = NULL;
+		const char *v;
+
 		r = backend_lock_dump(d.backend, stdout);
+		/* The kernel's count of what this process has locked, at the
+		 * same moment (nothing runs between): for racy tests. */
+		if (read_file_at(AT_FDCWD, "/proc/self/status", 1 << 16, &st, NULL) >= 0 &&
+		    (v = strstr(st, "\nVmLck:")))
+			printf("driver vmlck=%llu\n", strtoull(v + 8, NULL, 10) * 1024);
 		printf("end\n");
 		fflush(stdout);
 		return;

@@ -1,0 +1,57 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Faults around the cgroup writes: the cgroup gone before the write, the
+# cgroup file system read-only. Each is reported once with its cause,
+# never in a loop, and the daemon keeps working.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_cgroup2
+
+A=execguard-fault-a-$$
+B=execguard-fault-b-$$
+C=execguard-fault-c-$$
+for c in "$A" "$B" "$C"; do new_cgroup "$c"; done
+# The fake tree on its own tmpfs, so it can be made read-only under the
+# daemon's open directory fd.
+mkdir -p "$T/cgroot"
+mount -t tmpfs -o size=1M execguard-test "$T/cgroot" || skip "cannot mount a tmpfs"
+trap 'umount "$T/cgroot" 2>/dev/null; cleanup' EXIT
+fake_cgroup "$C" # only C has the file; A's and B's are "gone"
+write_conf <<CONF
+[Daemon]
+Backend=kernel
+[Rule f]
+MatchCgroup=/$A /$B /$C
+Protect=yes
+CONF
+start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
+
+# Gone: three processes in A, one failure line.
+for i in 1 2 3; do run_in "$A" sleep 60; done
+wait_log "cannot read memory.exec_protect in /$A: No such file or directory \(cgroup gone" 5 ||
+	fail "missing cgroup not reported with its cause"
+sleep 0.5
+n=$(grep -c "cannot .* memory.exec_protect in /$A" "$T/daemon.log")
+[ "$n" = 1 ] || fail "missing cgroup reported $n times"
+pass "a vanished cgroup is reported once, with its cause"
+
+# Read-only: remount the fake tree read-only under the daemon.
+mkdir -p "$T/cgroot/$B"
+echo 0 > "$T/cgroot/$B/memory.exec_protect"
+mount -o remount,ro "$T/cgroot"
+run_in "$B" sleep 60
+run_in "$B" sleep 60
+wait_log "cannot write memory.exec_protect in /$B: Read-only file system \(cgroup file system read-only\)" 5 ||
+	fail "read-only cgroup fs not reported"
+sleep 0.5
+n=$(grep -c "cannot .* memory.exec_protect in /$B" "$T/daemon.log")
+mount -o remount,rw "$T/cgroot"
+[ "$n" = 1 ] || fail "read-only cgroup fs reported $n times"
+pass "a read-only cgroup file system is reported once, with its cause"
+
+# And it still works where it can.
+run_in "$C" sleep 60
+wait_log "set memory.exec_protect=1 in /$C" 5 || fail "daemon stopped working after faults"
+kill -0 "$DAEMON_PID" || fail "daemon died"
+stop_daemon || fail "daemon exit status $?"
+pass "still protects after the faults, stops cleanly"

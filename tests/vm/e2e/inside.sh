@@ -1,0 +1,105 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Runs inside the VM under systemd (tests/vm/e2e/run.sh): every check is
+# a command a user would type. Lines starting "E2E: " are the report.
+set -u
+stage=${1:?}
+failed=0
+say() { echo "E2E: $*"; }
+ok() { say "PASS: $*"; }
+bad() { say "FAIL: $*"; failed=$((failed + 1)); }
+check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+value() { cat "/sys/fs/cgroup/$1/memory.exec_protect" 2>/dev/null || echo missing; }
+wait_for() { # SECONDS CMD...: until CMD succeeds
+	local n=$(($1 * 10)); shift
+	while [ $n -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
+	return 1
+}
+
+cp -a "$stage/." /
+systemctl daemon-reload
+t0=$(date +%s.%N)
+
+# A service that opts in with a drop-in of its own, and one that does not.
+mkdir -p /etc/systemd/system/eg-web.service.d
+cat > /etc/systemd/system/eg-web.service <<'UNIT'
+[Service]
+ExecStart=/usr/bin/sleep infinity
+UNIT
+cat > /etc/systemd/system/eg-web.service.d/execguard.conf <<'UNIT'
+[X-ExecGuard]
+Protect=yes
+UNIT
+cat > /etc/systemd/system/eg-batch.service <<'UNIT'
+[Service]
+ExecStart=/usr/bin/sleep infinity
+UNIT
+systemctl daemon-reload
+
+check "execguardd.service starts" systemctl start execguardd
+say "execguardd ready after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
+systemctl start eg-web eg-batch
+wait_for 10 test "$(value system.slice/eg-web.service)" = 1
+check "memory.exec_protect=1 on eg-web.service" test "$(value system.slice/eg-web.service)" = 1
+check "memory.exec_protect=1 on system.slice" test "$(value system.slice)" = 1
+check "memory.exec_protect=0 on eg-batch.service" test "$(value system.slice/eg-batch.service)" = 0
+
+status=$(systemctl status execguardd --no-pager 2>&1)
+say "systemctl status: $(grep -m1 'Status:' <<<"$status" | sed 's/^ *//')"
+check "STATUS= names the backend" grep -q 'Status: ".*backend kernel' <<<"$status"
+
+json=$(journalctl -u execguardd -o json --no-pager)
+check "journal: MESSAGE_ID of the decision with EXECGUARD_UNIT=eg-web.service" \
+	python3 -c '
+import json, sys
+for line in sys.stdin:
+    e = json.loads(line)
+    if e.get("MESSAGE_ID") == "8e0a2c4e6a8c4e0a2c4e6a8c0e2a4c6e" and e.get("EXECGUARD_UNIT") == "eg-web.service" \
+       and e.get("EXECGUARD_PID") and e.get("EXECGUARD_EXE") and e.get("EXECGUARD_BACKEND") == "kernel" \
+       and e.get("EXECGUARD_CGROUP") == "/system.slice/eg-web.service":
+        sys.exit(0)
+sys.exit(1)' <<<"$json"
+
+pid=$(systemctl show -p MainPID --value eg-web)
+st=$(execguardctl status 2>&1)
+ex=$(execguardctl explain "$pid" 2>&1)
+say "execguardctl status:"; sed 's/^/E2E:   /' <<<"$st"
+say "execguardctl explain $pid:"; sed 's/^/E2E:   /' <<<"$ex"
+check "execguardctl status lists eg-web.service" grep -q "eg-web.service" <<<"$st"
+check "execguardctl explain names the drop-in" grep -q "eg-web.service.d/execguard.conf" <<<"$ex"
+check "execguardctl status --json parses" sh -c 'execguardctl --json status | python3 -m json.tool >/dev/null'
+
+# The drop-in changes; systemd reloads; the decision follows.
+sed -i 's/Protect=yes/Protect=no/' /etc/systemd/system/eg-web.service.d/execguard.conf
+systemctl daemon-reload
+wait_for 10 test "$(value system.slice/eg-web.service)" = 0
+check "after daemon-reload with Protect=no: eg-web.service back to 0" test "$(value system.slice/eg-web.service)" = 0
+sed -i 's/Protect=no/Protect=yes/' /etc/systemd/system/eg-web.service.d/execguard.conf
+systemctl daemon-reload
+wait_for 10 test "$(value system.slice/eg-web.service)" = 1
+check "after daemon-reload with Protect=yes: eg-web.service 1 again" test "$(value system.slice/eg-web.service)" = 1
+
+# A broken policy: reload is refused, the old one stays, the journal says why.
+mkdir -p /etc/execguard.d
+printf '[Rule broken]\nProtect=sometimes\n' > /etc/execguard.d/99-broken.conf
+systemctl reload execguardd
+sleep 1
+check "execguardd still active after a bad reload" systemctl is-active --quiet execguardd
+check "journal names the bad line" sh -c 'journalctl -u execguardd --no-pager | grep -q "/etc/execguard.d/99-broken.conf:2: invalid Protect=sometimes"'
+check "old policy still in force" test "$(value system.slice/eg-web.service)" = 1
+rm /etc/execguard.d/99-broken.conf
+
+# Killed: systemd restarts it and the state comes back.
+old=$(systemctl show -p MainPID --value execguardd)
+kill -9 "$old"
+wait_for 20 sh -c "p=\$(systemctl show -p MainPID --value execguardd); [ -n \"\$p\" ] && [ \"\$p\" != 0 ] && [ \"\$p\" != $old ] && systemctl is-active --quiet execguardd"
+check "systemd restarted execguardd after SIGKILL" systemctl is-active --quiet execguardd
+sleep 1
+check "protection still in place after the restart" test "$(value system.slice/eg-web.service)" = 1
+check "execguardctl explain agrees after the restart" sh -c "execguardctl explain $pid | grep -q eg-web.service"
+
+systemctl stop execguardd
+check "a clean stop clears what it set" test "$(value system.slice/eg-web.service)" = 0
+
+say "$failed failed"
+exit $((failed > 0))

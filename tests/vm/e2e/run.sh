@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# execguard as a user meets it, end to end: the patched kernel in qemu
+# with systemd as PID 1, execguard installed by `meson install`, a test
+# service with an [X-ExecGuard] drop-in and one without; systemctl,
+# journalctl and execguardctl as a user would run them (inside.sh).
+#
+# Usage: tests/vm/e2e/run.sh BUILD-DIR   (a meson build of this tree)
+# The kernel is $EXECGUARD_BZIMAGE or what kernel/build.sh prints.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+repo=$(cd "$here/../../.." && pwd)
+build=${1:?usage: $0 BUILD-DIR}
+
+command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 not installed"; exit 77; }
+bzimage=${EXECGUARD_BZIMAGE:-$("$repo/kernel/build.sh" | tail -n 1)}
+
+# The VM sees the host's root, but not the host's /tmp (its own tmpfs):
+# stage the installed tree and the script under /var/tmp.
+stage=$(mktemp -d /var/tmp/execguard-e2e-XXXXXX)
+trap 'rm -rf "$stage"' EXIT
+DESTDIR="$stage/root" meson install -C "$build" --quiet --no-rebuild >/dev/null
+cp "$here/inside.sh" "$stage/inside.sh"
+[ -x "$stage/root/usr/sbin/execguardd" ] || { echo "FAIL: meson install did not install /usr/sbin/execguardd (build with -Dprefix=/usr)"; exit 1; }
+
+start=$(date +%s)
+rc=0
+"$repo/tests/vm/vm-run.sh" --kernel "$bzimage" --mode systemd --mem 1G --timeout 600 \
+	--log "$stage/console.log" --quiet -- bash "$stage/inside.sh" "$stage/root" || rc=$?
+sed -n '/^E2E: /p' "$stage/console.log" | sed 's/^E2E: //'
+echo "VM run: $(($(date +%s) - start)) s, exit $rc"
+exit $rc

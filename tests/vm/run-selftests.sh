@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run the memory.exec_protect selftests (tools/testing/selftests/cgroup/
+# test_exec_protect from kernel/patches) in a VM booted on the patched
+# kernel, under one LRU implementation.
+#
+# Usage: tests/vm/run-selftests.sh [--debug] classic|mglru [vm-run.sh options]
+#
+# The kernel is $EXECGUARD_BZIMAGE, or what kernel/build.sh prints (fast
+# when it is already built; with --debug, the KASAN+lockdep kernel of
+# kernel/build.sh --debug, and a longer timeout: TCG runs it several times
+# slower). The selftest binary is $EXECGUARD_SELFTESTS,
+# or the "selftests" directory next to the kernel. The files the tests map
+# are on an ext4 scratch disk: tmpfs and shmem are not protected.
+
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+repo=$(cd "$here/../.." && pwd)
+
+build_args=()
+timeout=900
+if [ "${1:-}" = --debug ]; then
+	build_args=(--debug)
+	timeout=3000
+	shift
+fi
+
+lru=${1:-}
+case $lru in
+classic) lru_gen=n ;;
+mglru) lru_gen=y ;;
+*) echo "usage: $0 [--debug] classic|mglru [vm-run.sh options]" >&2; exit 2 ;;
+esac
+shift
+
+command -v qemu-system-x86_64 >/dev/null || {
+	echo "SKIP: qemu-system-x86_64 not installed" >&2
+	exit 77
+}
+
+bzimage=${EXECGUARD_BZIMAGE:-}
+if [ -z "$bzimage" ]; then
+	bzimage=$("$repo/kernel/build.sh" "${build_args[@]}" | tail -n1)
+fi
+selftests=${EXECGUARD_SELFTESTS:-$(dirname "$bzimage")/selftests}
+[ -x "$selftests/test_exec_protect" ] || {
+	echo "error: $selftests/test_exec_protect not found" >&2
+	exit 1
+}
+
+# shellcheck disable=SC2016
+script='
+set -e
+echo '"$lru_gen"' > /sys/kernel/mm/lru_gen/enabled
+echo "lru_gen/enabled: $(cat /sys/kernel/mm/lru_gen/enabled)"
+start=$(date +%s)
+rc=0
+'"$selftests"'/test_exec_protect || rc=$?
+echo "selftests took $(( $(date +%s) - start )) s"
+exit $rc
+'
+
+exec "$here/vm-run.sh" --kernel "$bzimage" --mem 1G --disk 384M \
+	--timeout "$timeout" "$@" -- bash -c "$script"

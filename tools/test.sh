@@ -61,7 +61,7 @@ meson_tests() {
 }
 
 if meson_build gcc -Dwerror=true -Dsysconfdir=/etc; then
-	meson_tests gcc testlog --suite unit --suite host --suite fuzz
+	meson_tests gcc testlog --suite unit --suite host --suite fuzz --suite docs
 fi
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1

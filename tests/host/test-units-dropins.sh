@@ -47,6 +47,14 @@ echo "$out" | grep -q "unit section:  \[X-ExecGuard\] Protect=yes LockBudget=167
 echo "$out" | grep -q "\[Rule not-v\]" || fail "explain does not list the overridden rule"
 pass "drop-ins protect, and win over the policy"
 
+# execguardctl reload reads the units' files again, from inside its
+# D-Bus call: the lookups nest in the method call and must still work.
+ctl reload > /dev/null || fail "reload failed"
+out=$(ctl explain "$pv")
+echo "$out" | grep -q "decision: *protect, decided by $T/units/$V.d/execguard.conf:5" || fail "after reload: $out"
+grep -q "pid $pv .*no longer protected" "$T/daemon.log" && fail "reload dropped $pv"
+pass "reload over D-Bus re-reads the unit sections"
+
 # A later drop-in wins; systemd's reload makes the daemon read again.
 printf '[X-ExecGuard]\nProtect=no\n' > "$T/units/$U.d/20-off.conf"
 chmod go-w "$T/units/$U.d/20-off.conf"

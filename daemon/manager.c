@@ -338,7 +338,9 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 					r = look_pin(&l, t ? t->pidfd : -1);
 			}
 		} else {
-			d = (struct policy_decision){ .protect = false, .protect_source = "no rule matches" };
+			/* Cheap without the executable: rules that need it
+			 * do not match, and none of them protects here. */
+			policy_decide(&m->policy, &in, &d);
 		}
 	}
 	if (r < 0) {

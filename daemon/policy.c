@@ -241,6 +241,7 @@ struct parse_state {
 	unsigned seen_line[32];
 	size_t n_seen;
 	int error;			/* -ENOMEM */
+	unsigned pressure_line;		/* last Pressure{Stall,Window}MSec= here */
 };
 
 static void section_reset(struct parse_state *st, enum section_kind k)
@@ -477,10 +478,8 @@ static int handle_daemon_key(struct parse_state *st, const char *name, const cha
 					"unknown key %s in [Daemon]; expected Backend, RescanDelaysMSec, ReceiveBufferBytes, LockBudget, LockRecheckSec, PressureStallMSec, PressureWindowMSec or PressureRecoverSec",
 					name);
 	}
-	if (d->pressure_stall_ms >= d->pressure_window_ms)
-		return policy_add_error(st->p, st->file, st->line,
-					"PressureStallMSec=%u must be below PressureWindowMSec=%u",
-					d->pressure_stall_ms, d->pressure_window_ms);
+	if (streq(name, "PressureStallMSec") || streq(name, "PressureWindowMSec"))
+		st->pressure_line = st->line;
 	return 0;
 }
 
@@ -600,6 +599,15 @@ int policy_parse_buffer(struct policy *p, const char *file, const char *buf, siz
 	r = parse_common(&st);
 	if (r < 0)
 		return r;
+	/* The two keys depend on each other: check them once both are read,
+	 * in whatever order the file gives them. */
+	if (st.pressure_line && p->daemon.pressure_stall_ms >= p->daemon.pressure_window_ms) {
+		r = policy_add_error(p, file, st.pressure_line,
+				     "PressureStallMSec=%u must be below PressureWindowMSec=%u",
+				     p->daemon.pressure_stall_ms, p->daemon.pressure_window_ms);
+		if (r < 0)
+			return r;
+	}
 	return (int)(p->n_errors - before);
 }
 

@@ -59,6 +59,21 @@ static void test_good(void)
 	policy_done(&p);
 }
 
+static void test_dependent_keys(void)
+{
+	struct policy p;
+
+	/* Checked once the file is read, in whatever order the keys come. */
+	CHECK_EQ_INT(parse(&p, "[Daemon]\nPressureStallMSec=1500\nPressureWindowMSec=2000\n"), 0);
+	CHECK_EQ_INT(p.daemon.pressure_stall_ms, 1500);
+	policy_done(&p);
+	CHECK_EQ_INT(parse(&p, "[Daemon]\nPressureWindowMSec=2000\nPressureStallMSec=1500\n"), 0);
+	policy_done(&p);
+	CHECK_EQ_INT(parse(&p, "[Daemon]\nPressureWindowMSec=2000\nPressureStallMSec=2000\n"), 1);
+	CHECK(has_error(&p, 3, "must be below PressureWindowMSec=2000"));
+	policy_done(&p);
+}
+
 static void test_errors(void)
 {
 	static const struct {
@@ -285,5 +300,5 @@ static void test_load_files(void)
 	CHECK(system(f) == 0);
 }
 
-TEST_MAIN(test_good, test_errors, test_long_line_and_nul, test_precedence, test_unit_section,
+TEST_MAIN(test_good, test_dependent_keys, test_errors, test_long_line_and_nul, test_precedence, test_unit_section,
 	  test_load_files)

@@ -9,6 +9,7 @@
 
 #define RATE_INTERVAL_NS (5ULL * 1000000000ULL)
 #define RATE_BURST 500
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
 
 static bool use_journal;
 static int max_priority = LOG_INFO;
@@ -117,8 +118,10 @@ static void send_journal(int priority, const char *message_id, const struct log_
 		if (f->latency_us >= 0)
 			ADD_FIXED("EXECGUARD_LATENCY_USEC=%lld", f->latency_us);
 	}
-	if (sd_journal_sendv(iov, (int)n) < 0)
-		fprintf(stderr, "%s\n", msg); /* journald away: do not lose it */
+	/* sd_journal_sendv() drops messages silently when journald's
+	 * socket is not there: keep them on stderr then. */
+	if (access(JOURNAL_SOCKET, F_OK) < 0 || sd_journal_sendv(iov, (int)n) < 0)
+		fprintf(stderr, "execguardd: %s\n", msg);
 #undef ADD_FIXED
 #undef ADD_STR
 }

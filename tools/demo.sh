@@ -1,17 +1,36 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# execguard's main job on this machine, end to end: builds execguardd,
-# runs it in the foreground with the shipped conf/execguard.conf plus a
-# demo drop-in, starts two "services" in their own cgroups (one the
-# policy protects, one it does not) and shows the daemon's decisions as
-# they happen. Run as root on Debian 12. DEMO_SECONDS sets how long the
-# services run (default 5).
+# execguard's main job, end to end. Run as root on Debian 12.
+#
+#   tools/demo.sh         builds everything (execguard and the patched
+#                         kernel), boots that kernel in qemu with systemd as
+#                         PID 1 and execguard installed, and runs two
+#                         identical services under memory pressure, one
+#                         protected by an [X-ExecGuard] drop-in, one not:
+#                         prints systemctl status, the journal lines and the
+#                         text major faults of each (tests/vm/demo/).
+#   tools/demo.sh --host  on this machine's own kernel instead: execguardd in
+#                         the foreground with conf/execguard.conf, deciding
+#                         live about two "services" in their own cgroups.
+# DEMO_SECONDS: how long the pressure (default 40) or the host run
+# (default 5) lasts.
 set -eu
 cd "$(dirname "$0")/.."
 top=$PWD
-seconds=${DEMO_SECONDS:-5}
 
 [ "$(id -u)" = 0 ] || { echo "demo: run as root (the proc connector needs CAP_NET_ADMIN)" >&2; exit 1; }
+if [ "${1:-}" != --host ]; then
+	[ $# = 0 ] || { echo "usage: $0 [--host]" >&2; exit 2; }
+	tools/deps.sh all
+	build="$top/build/demo-vm"
+	[ -d "$build" ] || meson setup "$build" -Dprefix=/usr -Dsysconfdir=/etc -Dlocalstatedir=/var >/dev/null
+	ninja -C "$build" >/dev/null
+	echo "== building the patched kernel (kernel/build.sh; minutes the first time)"
+	bzimage=$(kernel/build.sh | tail -n 1)
+	echo "== booting it in qemu with systemd as PID 1 (a minute or two under TCG)"
+	EXECGUARD_BZIMAGE=$bzimage exec tests/vm/demo/run.sh "$build" "${DEMO_SECONDS:-40}"
+fi
+seconds=${DEMO_SECONDS:-5}
 tools/deps.sh build
 build="$top/build/demo"
 if [ -d "$build" ]; then meson setup --reconfigure "$build" >/dev/null; else meson setup "$build" -Dsysconfdir=/etc >/dev/null; fi

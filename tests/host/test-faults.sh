@@ -55,3 +55,13 @@ wait_log "set memory.exec_protect=1 in /$C" 5 || fail "daemon stopped working af
 kill -0 "$DAEMON_PID" || fail "daemon died"
 stop_daemon || fail "daemon exit status $?"
 pass "still protects after the faults, stops cleanly"
+
+# journald away: told to log to the journal, it keeps working and its
+# messages still reach stderr.
+if [ ! -S /run/systemd/journal/socket ]; then
+	start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run" --log-target=journal
+	run_in "$C" sleep 60
+	wait_log "protect pid $LAST_PID " 5 || fail "no decision without journald"
+	stop_daemon || fail "daemon exit status $? without journald"
+	pass "without journald it logs to stderr and keeps working"
+fi

@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Inside the demo VM (tests/vm/demo/run.sh), under systemd. "DEMO: "
+# lines are what the host prints.
+set -u
+stage=${1:?}
+seconds=${2:-40}
+say() { while IFS= read -r l; do echo "DEMO: $l"; done <<<"$*"; }
+stat_of() { awk -v k="$2" '$1 == k {print $2}' "/sys/fs/cgroup/demo.slice/$1/memory.stat"; }
+
+cp -a "$stage/." /
+cd /mnt/scratch
+# Two 48 MiB "program texts" and a file to stream through the page cache.
+head -c 48M /dev/zero | tr '\0' 'a' > text-protected.bin
+head -c 48M /dev/zero | tr '\0' 'b' > text-plain.bin
+head -c 256M /dev/zero > stream.bin
+sync
+echo 3 > /proc/sys/vm/drop_caches
+
+mkdir -p /etc/systemd/system/demo-protected.service.d
+cat > /etc/systemd/system/demo.slice <<'UNIT'
+[Slice]
+# Room for one text and a little: the other one must be reclaimed.
+MemoryMax=96M
+UNIT
+for s in protected plain; do
+	cat > /etc/systemd/system/demo-$s.service <<UNIT
+[Service]
+Slice=demo.slice
+ExecStart=/usr/libexec/execguard-demo/textload /mnt/scratch/text-$s.bin
+UNIT
+done
+cat > /etc/systemd/system/demo-protected.service.d/execguard.conf <<'UNIT'
+[X-ExecGuard]
+Protect=yes
+UNIT
+cat > /etc/systemd/system/demo-stream.service <<'UNIT'
+[Service]
+Slice=demo.slice
+ExecStart=/bin/sh -c 'while :; do cat /mnt/scratch/stream.bin > /dev/null; done'
+UNIT
+systemctl daemon-reload
+systemctl start execguardd
+systemctl start demo-protected demo-plain
+sleep 5 # both start up: every page of their text used once
+systemctl start demo-stream
+sleep "$seconds"
+systemctl stop demo-stream
+
+say "== systemctl status execguardd"
+say "$(systemctl status execguardd --no-pager -n 0 2>&1 | sed -n '1,12p')"
+say "== journalctl -u execguardd (decisions)"
+say "$(journalctl -u execguardd --no-pager -o cat | grep -E 'policy|backend|protect|memory.exec_protect' | head -n 12)"
+say "== execguardctl status"
+say "$(execguardctl status 2>&1)"
+say ""
+say "== $seconds s of streaming reads through demo.slice (MemoryMax=96M), two services with 48 MiB of text each"
+printf -v hdr '%-24s %16s %16s %12s %14s' service exec_protect pgmajfault_exec requests slowest_ms
+say "$hdr"
+for s in protected plain; do
+	u=demo-$s.service
+	reqs=$(journalctl -u "$u" -o cat --no-pager | awk '{r+=$2} END{print r+0}')
+	slow=$(journalctl -u "$u" -o cat --no-pager | tail -n +6 | awk '$6>m{m=$6} END{printf "%.1f", m+0}')
+	printf -v row '%-24s %16s %16s %12s %14s' "$u" "$(cat /sys/fs/cgroup/demo.slice/$u/memory.exec_protect)" \
+		"$(stat_of "$u" pgmajfault_exec)" "$reqs" "$slow"
+	say "$row"
+done
+say "protected cgroup: pgexec_protected $(stat_of demo-protected.service pgexec_protected), pgexec_breached $(stat_of demo-protected.service pgexec_breached)"
+say "(requests: served in the run; slowest: the slowest request after start-up)"

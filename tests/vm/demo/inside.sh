@@ -59,7 +59,7 @@ printf -v hdr '%-24s %16s %16s %12s %14s' service exec_protect pgmajfault_exec r
 say "$hdr"
 for s in protected plain; do
 	u=demo-$s.service
-	reqs=$(journalctl -u "$u" -o cat --no-pager | awk '{r+=$2} END{print r+0}')
+	reqs=$(journalctl -u "$u" -o cat --no-pager | awk '$1 == "requests" {r=$2} END{print r+0}')
 	slow=$(journalctl -u "$u" -o cat --no-pager | tail -n +6 | awk '$6>m{m=$6} END{printf "%.1f", m+0}')
 	printf -v row '%-24s %16s %16s %12s %14s' "$u" "$(cat /sys/fs/cgroup/demo.slice/$u/memory.exec_protect)" \
 		"$(stat_of "$u" pgmajfault_exec)" "$reqs" "$slow"
@@ -67,3 +67,14 @@ for s in protected plain; do
 done
 say "protected cgroup: pgexec_protected $(stat_of demo-protected.service pgexec_protected), pgexec_breached $(stat_of demo-protected.service pgexec_breached)"
 say "(requests: served in the run; slowest: the slowest request after start-up)"
+
+# The demo is also a test: protection must show.
+p=$(stat_of demo-protected.service pgmajfault_exec)
+u=$(stat_of demo-plain.service pgmajfault_exec)
+if [ "$(cat /sys/fs/cgroup/demo.slice/demo-protected.service/memory.exec_protect)" = 1 ] &&
+	[ "${u:-0}" -ge 100 ] && [ "${p:-0}" -le $((u / 10)) ]; then
+	say "RESULT: protected service had $p text major faults, unprotected $u"
+	exit 0
+fi
+say "RESULT: FAIL: expected the protected service to fault at most a tenth as often (protected $p, unprotected $u)"
+exit 1

@@ -37,18 +37,13 @@ struct kstate {
 
 static int kernel_probe(const struct backend_env *env, char **ret_reason)
 {
-	_cleanup_close_ int dfd = -1;
 	DIR *d;
 	struct dirent *de;
-	int found = 0;
+	int found = 0, r;
 
-	dfd = openat(env->cgroup_root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	d = fdopendir(dfd);
-	if (!d)
-		return -errno;
-	dfd = -1;
+	r = opendir_at(env->cgroup_root_fd, &d);
+	if (r < 0)
+		return r;
 	/* The root cgroup has no such file; a child with the memory
 	 * controller enabled does when the kernel has the feature. */
 	while ((de = readdir(d))) {

@@ -433,20 +433,17 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 /* Look at every process: at start, after lost events, after reload. */
 static int scan_all(struct manager *m)
 {
-	_cleanup_close_ int dfd = -1;
 	struct hashmap_entry *e = NULL;
 	struct tracked *gone[256];
 	size_t i = 0, n_gone;
 	struct dirent *de;
 	DIR *d;
+	int r;
 
-	dfd = openat(m->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	d = fdopendir(dfd);
-	if (!d)
-		return -errno;
-	dfd = -1;
+	r = opendir_at(m->proc_fd, &d);
+
+	if (r < 0)
+		return r;
 	while ((e = hashmap_next(&m->procs, &i, e)))
 		((struct tracked *)e->value)->seen = false;
 	while ((de = readdir(d))) {

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
 #include <fcntl.h>
 #include <strings.h>
 #include <time.h>
@@ -92,4 +93,22 @@ unsigned long long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000000ULL + (unsigned long long)ts.tv_nsec;
+}
+
+int opendir_at(int dirfd, DIR **ret)
+{
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	*ret = d;
+	return 0;
 }

@@ -3,6 +3,7 @@
  * string comparison, bounded reads of /proc-style files. */
 #pragma once
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -85,6 +86,10 @@ int read_file_at(int dirfd, const char *path, size_t max_size, char **ret_buf, s
 
 /* Write a short string to a file relative to dirfd, without O_CREAT. */
 int write_file_at(int dirfd, const char *path, const char *value);
+
+/* A fresh DIR stream over the directory dirfd names (its own fd, so
+ * the caller's stays open and unmoved). */
+int opendir_at(int dirfd, DIR **ret);
 
 /* Parse "yes/no/true/false/1/0/on/off". Returns 1, 0 or -EINVAL. */
 int parse_boolean(const char *s);

@@ -217,8 +217,11 @@ static void look_done(struct look *l)
  * processes without a cgroup2 path. */
 static int look_at(struct manager *m, pid_t pid, struct look *l)
 {
-	char name[16];
-	_cleanup_free_ char *cg = NULL;
+	char name[16], buf[4096];
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *big = NULL;
+	const char *cg = buf;
+	ssize_t n;
 	size_t len;
 	int r;
 
@@ -227,9 +230,21 @@ static int look_at(struct manager *m, pid_t pid, struct look *l)
 	l->proc_pid_fd = openat(m->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (l->proc_pid_fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	r = read_file_at(l->proc_pid_fd, "cgroup", 1 << 16, &cg, &len);
-	if (r < 0)
-		return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
+	/* On the hot path: one read into the stack is all it takes unless
+	 * the hierarchy list is long. */
+	fd = openat(l->proc_pid_fd, "cgroup", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	len = (size_t)n;
+	if (len == sizeof(buf)) {
+		r = read_file_at(l->proc_pid_fd, "cgroup", 1 << 16, &big, &len);
+		if (r < 0)
+			return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
+		cg = big;
+	}
 	r = cgroup_parse_proc_cgroup(cg, len, &l->cgroup);
 	if (r < 0)
 		return r;
@@ -264,7 +279,7 @@ static int look_pin(struct look *l, int known_pidfd)
 				      pidfd_open_(l->pid);
 	if (l->pidfd < 0)
 		return errno == ESRCH ? -ESRCH : -errno;
-	if (faccessat(l->proc_pid_fd, "cgroup", F_OK, 0) < 0 || pidfd_exited(l->pidfd))
+	if (faccessat(l->proc_pid_fd, "cgroup", F_OK, 0) < 0)
 		return -ESRCH;
 	return 0;
 }

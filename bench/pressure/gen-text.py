@@ -13,6 +13,7 @@ them in, as on any real binary).
 
 Usage: gen-text.py NMOD HOT OUT.c
 """
+import random
 import sys
 
 FPM = 64  # functions (pages) per module
@@ -38,9 +39,15 @@ def main():
                     "{ x ^= x << %d; x ^= x >> %d; x += %du; return x * %du; }\n"
                     % (k, 1 + k % 13, 1 + k % 7, k * 2654435761 % 4294967291, 2 * k + 1))
         f.write("const int mod_role[NMOD] = {%s};\n" % ",".join(map(str, roles)))
+        # a code path does not run its pages in address order: each module
+        # calls its functions in a fixed shuffled order (and so read-ahead
+        # does not march on through the unused neighbours)
+        rnd = random.Random(nmod)
         f.write("textfn *const mods[NMOD][FPM] = {\n")
         for m in range(nmod):
-            f.write("{%s},\n" % ",".join("f%d" % (m * FPM + i) for i in range(FPM)))
+            order = list(range(FPM))
+            rnd.shuffle(order)
+            f.write("{%s},\n" % ",".join("f%d" % (m * FPM + i) for i in order))
         f.write("};\n")
     with open(out[:-2] + "-conf.h", "w") as f:
         f.write("#define NMOD %d\n#define HOTMOD %d\n" % (nmod, hot))

@@ -21,7 +21,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 REPS=3 MODES="none protect lock mlock" LRUS="classic mglru"
-UNLOADED=5 PRESSURE=30 MEM=1G ROOM=112 BPS=20000000 IOPS=200
+UNLOADED=5 PRESSURE=25 MEM=1G ROOM=48 BPS=20000000 IOPS=200
 OUT=$HERE/out KERNEL=${EXECGUARD_BZIMAGE:-}
 CMDLINE="$0 $*"
 while [ $# -gt 0 ]; do
@@ -37,6 +37,10 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (qemu, mkfs -d)"; exit 77; }
 [ -n "$KERNEL" ] || KERNEL=$("$SRC/kernel/build.sh" | tail -n1)
+# the same kernel for every boot, even if it is rebuilt meanwhile
+mkdir -p /var/tmp/execguard-pressure
+cp "$KERNEL" /var/tmp/execguard-pressure/bzImage
+KERNEL=/var/tmp/execguard-pressure/bzImage
 DAEMON=$SRC/build/daemon/execguardd
 if [ ! -x "$DAEMON" ]; then
 	[ -d "$SRC/build" ] || meson setup "$SRC/build" -Dsysconfdir=/etc
@@ -86,4 +90,4 @@ for lru in $LRUS; do
 	grep -a 'vm-bench:' "$OUT/console-$lru.log" | tr -d '\r' || true
 done
 
-python3 "$HERE/analyze.py" "$OUT" "$HERE/results.md" "$HERE/latency.png" "$CMDLINE"
+/usr/bin/python3 "$HERE/analyze.py" "$OUT" "$HERE/results.md" "$HERE/latency.png" "$CMDLINE"

@@ -136,8 +136,20 @@ int main(int argc, char **argv)
 		for (int m = 0; m < NMOD; m++)
 			if (mod_role[m] == 0)
 				run_module(m);
+	/* the error paths have run once each, in no particular order */
+	int order[NMOD];
+
 	for (int i = 0; i < ncold; i++)
-		run_module(coldmods[i]);
+		order[i] = i;
+	for (int i = ncold - 1; i > 0; i--) {
+		rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+		int j = rng % (i + 1), t = order[i];
+
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (int i = 0; i < ncold; i++)
+		run_module(coldmods[order[i]]);
 	fprintf(tf, "# executed generated text: hot %d KiB, cold %d KiB, of %d KiB\n",
 		nhot * FPM * 4, ncold * FPM * 4, NMOD * FPM * 4);
 	close(open(ready, O_WRONLY | O_CREAT | O_TRUNC, 0644));

@@ -3,9 +3,9 @@
 # Runs inside the VM (started by run.sh): every mode, REPS times, under one
 # LRU, results to /results/LRU/MODE-REP/. Not meant to be run by hand.
 #
-# Usage: vm-bench.sh LRU "MODES" REPS UNLOADED_SEC PRESSURE_SEC ROOM_MIB DAEMON
+# Usage: vm-bench.sh LRU "MODES" REPS UNLOADED_SEC PRESSURE_SEC ROOM_MIB DAEMON [COLD_PER_MILLE]
 set -u
-LRU=$1 MODES=$2 REPS=$3 UNLOADED=$4 PRESSURE=$5 ROOM=$6 DAEMON=$7
+LRU=$1 MODES=$2 REPS=$3 UNLOADED=$4 PRESSURE=$5 ROOM=$6 DAEMON=$7 COLD=${8:-50}
 S=/mnt/scratch CG=/sys/fs/cgroup R=/results/$LRU
 mkdir -p "$R"
 log() { echo "vm-bench: $*"; }
@@ -28,6 +28,12 @@ MatchCgroup=/bench
 Protect=yes
 CONF
 chmod 0644 /run/eg/execguard.conf
+# the same, with the give-back on memory pressure as good as off: a stall
+# of 9.9 s in a 10 s window (the longest PSI window) is never reached
+mkdir -p /run/eg-pin
+sed 's/^Backend=lock$/Backend=lock\nPressureWindowMSec=10000\nPressureStallMSec=9900/' \
+	/run/eg/execguard.conf >/run/eg-pin/execguard.conf
+chmod 0644 /run/eg-pin/execguard.conf
 
 sync; echo 3 >/proc/sys/vm/drop_caches; sleep 1
 avail=$(awk '/^MemAvailable:/ {print int($2/1024)}' /proc/meminfo)
@@ -61,15 +67,17 @@ run_one() { # MODE REP
 	log "run $LRU $mode $rep"
 	sync; echo 3 >/proc/sys/vm/drop_caches; sleep 1
 	rm -f /run/svc.ready
-	sh -c "echo \$\$ >$CG/bench/cgroup.procs; exec $S/svc /run/svc.out /run/svc.ready 5000 20 $rep$RANDOM" &
+	sh -c "echo \$\$ >$CG/bench/cgroup.procs; exec $S/svc /run/svc.out /run/svc.ready 5000 $COLD $rep$RANDOM" &
 	svc=$!
 	for _ in $(seq 600); do [ -e /run/svc.ready ] && break; sleep 0.2; done
 	[ -e /run/svc.ready ] || { log "svc did not get ready"; kill $svc; return 1; }
 	case $mode in
 	protect)
 		echo 1 >$CG/bench/memory.exec_protect ;;
-	lock)
-		sh -c "echo \$\$ >$CG/daemon/cgroup.procs; exec $DAEMON -c /run/eg/execguard.conf --state-dir=/run/execguard --log-target=stderr" \
+	lock|lockpin)
+		local conf=/run/eg/execguard.conf
+		[ "$mode" = lockpin ] && conf=/run/eg-pin/execguard.conf
+		sh -c "echo \$\$ >$CG/daemon/cgroup.procs; exec $DAEMON -c $conf --state-dir=/run/execguard --log-target=stderr" \
 			>"$d/daemon.log" 2>&1 &
 		helper=$!
 		sleep 3 ;;
@@ -80,13 +88,21 @@ run_one() { # MODE REP
 	esac
 	sleep "$UNLOADED"
 	kill -USR1 $svc
-	[ -n "$helper" ] && echo "held_before=$(vmlck $helper)" >"$d/held"
+	: >"$d/held"
+	[ -n "$helper" ] && echo "held_before=$(vmlck $helper)" >>"$d/held"
 	snap "$d" pre
 	local t0=$(date +%s.%N)
 	$S/press lock $S/lockfile "$LOCK" >"$d/lock.out" &
 	lockp=$!
 	$S/press stream $S/stream.dat &
 	streamp=$!
+	# and a working set that other work keeps re-reading: it is activated
+	# and competes with the text on the active list
+	$S/press stream $S/ws.dat &
+	streamp="$streamp $!"
+	# the pressure phase: filling the lock, then PRESSURE seconds of it
+	for _ in $(seq 1500); do [ -s "$d/lock.out" ] && break; sleep 0.2; done
+	echo "lock_fill_sec=$(echo "$(date +%s.%N) - $t0" | bc)" >>"$d/held"
 	sleep "$PRESSURE"
 	snap "$d" post
 	cp /proc/$svc/status "$d/svc.status" 2>/dev/null

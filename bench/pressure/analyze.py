@@ -82,6 +82,7 @@ def run_stats(d):
     dv = {k: b[k] - a.get(k, 0) for k in b}
     pa, pb = psi(os.path.join(d, "pre.psi")), psi(os.path.join(d, "post.psi"))
     held = kv(os.path.join(d, "held"))
+    held.setdefault("held_before", "0")
     return dict(req=req, fstall=fstall, flt=flt, touched=touched, cold=cold, text=text, dv=dv,
                 psi_some=(pb["some"] - pa["some"]) / 1000.0,
                 psi_full=(pb["full"] - pa["full"]) / 1000.0,
@@ -147,8 +148,8 @@ def main():
     w("")
     w("Latency under pressure; median of the runs, [min–max] over runs:")
     w("")
-    w("| LRU | mode | runs | requests | >20 ms | >%dx p50 | longest ms | p50 ms | p99 ms | p99.9 ms | >20 ms with a major fault | >%dx p50 with a major fault | cold-path requests >20 ms |" % (REL, REL))
-    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    w("| LRU | mode | runs | requests | >20 ms | >%dx p50 | longest ms | p50 ms | p99 ms | p99.9 ms | >20 ms with a major fault | >%dx p50 with a major fault | longest with a major fault ms | cold-path requests >20 ms |" % (REL, REL))
+    w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for lru in lrus:
         thr = REL * base[lru][0]
         for mode in MODES:
@@ -156,7 +157,7 @@ def main():
             if not runs:
                 continue
             lat = [sorted(r["req"][1]) for r in runs]
-            w("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            w("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 lru, MODE_NAME[mode], len(runs),
                 fmt([len(l) for l in lat]),
                 fmt([sum(1 for x in l if x > 20) for l in lat]),
@@ -167,6 +168,7 @@ def main():
                 fmt([pct(l, 0.999) for l in lat], "%.1f"),
                 fmt([sum(1 for x in r["fstall"][1] if x > 20) for r in runs]),
                 fmt([sum(1 for x in r["fstall"][1] if x > thr) for r in runs]),
+                fmt([max(r["fstall"][1] or [0]) for r in runs], "%.1f"),
                 fmt([sum(1 for x in r["cold"][1] if x > 20) for r in runs])))
     w("")
     w("Reclaim and memory during the pressure phase (deltas over it); median [min–max]:")
@@ -174,6 +176,7 @@ def main():
     w("| LRU | mode | svc majflt | pgmajfault_exec | pgscan kswapd / direct | pgsteal kswapd / direct | PSI mem some / full ms | OOM kills | pgexec_protected / breached | text touched MiB | text resident unloaded MiB | text resident at end MiB | held out of reclaim MiB | held / touched |")
     w("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     MiB = 1048576.0
+    notes = []
     for lru in lrus:
         for mode in MODES:
             runs = data.get((lru, mode))
@@ -185,6 +188,9 @@ def main():
                 held = [r["text"][1] / MiB for r in runs]
             elif mode in ("lock", "lockpin", "mlock"):
                 held = [int(r["held"].get("held_after", 0)) / MiB for r in runs]
+                before = [int(r["held"]["held_before"]) / MiB for r in runs]
+                notes.append("%s, %s: locked %s MiB before the pressure, %s MiB at its end" % (
+                    lru, MODE_NAME[mode], fmt(before, "%.1f"), fmt(held, "%.1f")))
             else:
                 held = [0 for r in runs]
             ratio = [h / (r["touched"] / MiB) if h else 0 for h, r in zip(held, runs)]
@@ -198,6 +204,9 @@ def main():
                 fmt([r["text"][0] / MiB for r in runs], "%.1f"),
                 fmt([r["text"][1] / MiB for r in runs], "%.1f"),
                 fmt(held, "%.1f"), fmt(ratio, "%.2f")))
+    w("")
+    for n in notes:
+        w("- " + n)
     w("")
     w("`text resident`: mincore over all the service's executable file mappings (its "
       "program, libc, ld.so), at the end of the unloaded phase (what it touched, read-ahead "
@@ -237,8 +246,10 @@ def main():
                   red(m("none", frel), m(mode, frel))))
         if (lru, "protect") in data:
             lo = m("protect", longest)
-            w("- %s, exec_protect=1: longest %.1f ms against 2x the unloaded longest = %.1f ms: %s" % (
-                lru, lo, 2 * base[lru][1], "met" if lo <= 2 * base[lru][1] else "missed"))
+            lf = m("protect", lambda r: max(r["fstall"][1] or [0]))
+            w("- %s, exec_protect=1: longest %.1f ms against 2x the unloaded longest = %.1f ms: %s; "
+              "longest with a major fault %.1f ms" % (
+                lru, lo, 2 * base[lru][1], "met" if lo <= 2 * base[lru][1] else "missed", lf))
             oom = m("protect", lambda r: r["dv"].get("oom_kill", 0))
             w("- %s, exec_protect=1: OOM kills %g; held %.1f MiB of %.1f MiB touched (%.2fx, goal <= 1.1x)" % (
                 lru, oom, m("protect", lambda r: r["text"][1] / MiB),

@@ -101,7 +101,11 @@ run_one() { # MODE REP
 	$S/press stream $S/ws.dat &
 	streamp="$streamp $!"
 	# the pressure phase: filling the lock, then PRESSURE seconds of it
-	for _ in $(seq 1500); do [ -s "$d/lock.out" ] && break; sleep 0.2; done
+	for _ in $(seq 1500); do
+		[ -s "$d/lock.out" ] && break
+		kill -0 $lockp 2>/dev/null || { echo "lock_killed=1" >>"$d/held"; break; }
+		sleep 0.2
+	done
 	echo "lock_fill_sec=$(echo "$(date +%s.%N) - $t0" | bc)" >>"$d/held"
 	sleep "$PRESSURE"
 	snap "$d" post

@@ -185,14 +185,16 @@ struct lockset *lockset_free(struct lockset *ls)
 	return NULL;
 }
 
-/* Binary searches: return the index of the match, or of where it goes. */
-static size_t range_index(const struct lockset *ls, const struct lock_key *key, bool *found)
+/* Binary search over a sorted array of pointers: the index of the match,
+ * or of where it goes. cmp(item, key) orders an item against the key. */
+static size_t sorted_index(void *const *items, size_t n, const void *key,
+			   int (*cmp)(const void *item, const void *key), bool *found)
 {
-	size_t lo = 0, hi = ls->n_ranges;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = lock_key_compare(&ls->ranges[mid]->key, key);
+		int c = cmp(items[mid], key);
 
 		if (c == 0) {
 			*found = true;
@@ -205,47 +207,38 @@ static size_t range_index(const struct lockset *ls, const struct lock_key *key, 
 	}
 	*found = false;
 	return lo;
+}
+
+static int range_cmp(const void *item, const void *key)
+{
+	return lock_key_compare(&((const struct lock_range *)item)->key, key);
+}
+
+static int proc_cmp(const void *item, const void *key)
+{
+	pid_t a = ((const struct lock_process *)item)->pid, b = *(const pid_t *)key;
+
+	return (a > b) - (a < b);
+}
+
+static int unit_cmp(const void *item, const void *key)
+{
+	return strcmp(((const struct lock_unit *)item)->name, key);
+}
+
+static size_t range_index(const struct lockset *ls, const struct lock_key *key, bool *found)
+{
+	return sorted_index((void *const *)ls->ranges, ls->n_ranges, key, range_cmp, found);
 }
 
 static size_t proc_index(const struct lockset *ls, pid_t pid, bool *found)
 {
-	size_t lo = 0, hi = ls->n_procs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ls->procs[mid]->pid == pid) {
-			*found = true;
-			return mid;
-		}
-		if (ls->procs[mid]->pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = false;
-	return lo;
+	return sorted_index((void *const *)ls->procs, ls->n_procs, &pid, proc_cmp, found);
 }
 
 static size_t unit_index(const struct lockset *ls, const char *name, bool *found)
 {
-	size_t lo = 0, hi = ls->n_units;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(ls->units[mid]->name, name);
-
-		if (c == 0) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = false;
-	return lo;
+	return sorted_index((void *const *)ls->units, ls->n_units, name, unit_cmp, found);
 }
 
 static void remove_at(void *items_p, size_t *n, size_t i)

@@ -143,7 +143,7 @@ int cnproc_open(int rcvbuf)
 	return TAKE_FD(fd);
 }
 
-int cnproc_subscribe(int fd, bool filter)
+int cnproc_subscribe(int fd, bool filter, bool exits)
 {
 	/* nlmsghdr, cn_msg and the request, laid out by hand: struct
 	 * cn_msg ends in a flexible array and cannot be embedded. */
@@ -152,7 +152,7 @@ int cnproc_subscribe(int fd, bool filter)
 	struct cn_msg cn = { 0 };
 	struct cnproc_filter_input in = {
 		.mcast_op = PROC_CN_MCAST_LISTEN,
-		.event_type = EV_EXEC | EV_EXIT,
+		.event_type = exits ? EV_EXEC | EV_EXIT : EV_EXEC,
 	};
 	size_t payload = filter ? sizeof(in) : sizeof(uint32_t);
 	struct sockaddr_nl to = { .nl_family = AF_NETLINK };

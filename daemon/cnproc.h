@@ -34,9 +34,9 @@ bool kernel_release_at_least(const char *release, unsigned major, unsigned minor
 /* Open, bind and size the socket (SO_RCVBUFFORCE, else SO_RCVBUF). */
 int cnproc_open(int rcvbuf);
 
-/* Subscribe. With filter (Linux 6.6+) only exec and exit events are
- * sent to this socket. */
-int cnproc_subscribe(int fd, bool filter);
+/* Subscribe. With filter (Linux 6.6+) only exec events, and exit events
+ * if asked for, are sent to this socket. */
+int cnproc_subscribe(int fd, bool filter, bool exits);
 
 /* Receive one datagram from the kernel. -ENOBUFS: events were lost;
  * -EAGAIN: nothing queued; -EPERM: a datagram not sent by the kernel

@@ -26,8 +26,9 @@
 #define STATUS_INTERVAL_USEC 1000000
 
 struct tracked {
+	struct manager *m;
 	pid_t pid;
-	int pidfd;
+	int pidfd;		   /* a pidfd, or its /proc/PID dir without pidfd_open */
 	char *exe, *cgroup, *unit;
 	char *source;		   /* what decided: rule name or unit file */
 	struct rule_settings settings;
@@ -37,6 +38,7 @@ struct tracked {
 	bool queued;
 	bool seen;		   /* mark for the full rescan */
 	uint64_t exec_bytes;	   /* file-backed exec mappings, last look */
+	sd_event_source *exit_source; /* the pidfd turning readable */
 };
 
 struct stage_queue {
@@ -47,12 +49,15 @@ struct manager {
 	struct manager_args args;
 	sd_event *event;
 	sd_event_source *cn_source, *rescan_timer, *full_rescan_timer, *status_timer;
+	sd_event_source *cn_retry_timer; /* reopening the connector after an error */
 	int cn_fd;
+	int cn_reopen_failures;
 	bool cn_filtered;
 	bool systemd;
 	bool use_procmap_query;
 	bool status_dirty;
 	bool overflow_pending; /* lost events; rescan once the queue is empty */
+	bool pin_by_proc_dir;  /* no pidfd_open (before 5.3, valgrind 3.19) */
 
 	struct policy policy;
 	enum backend_choice backend_choice;
@@ -71,6 +76,7 @@ struct manager {
 
 	uint64_t n_datagrams, n_exec, n_exit, n_decisions, n_protect_decisions;
 	uint64_t n_overflows, n_full_rescans, n_looks, n_gone_early, n_backend_errors;
+	uint64_t n_connector_reopens;
 	uint32_t latency_us[LATENCY_SAMPLES];
 	uint64_t n_latency;
 	uint8_t rx[RX_BUFFER_SIZE];
@@ -81,11 +87,36 @@ static int pidfd_open_(pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-/* The process behind a pidfd has exited (or the fd is bad). */
-static bool pidfd_exited(int pidfd)
+/* Without pidfds the /proc/PID directory fd is the pin: lookups in it
+ * fail once its process is reaped, and a zombie leader still has live
+ * threads only while "Threads:" counts more than itself. */
+static bool proc_dir_exited(int dir_fd)
 {
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	char buf[2048];
+	_cleanup_close_ int fd = openat(dir_fd, "status", O_RDONLY | O_CLOEXEC);
+	const char *state, *threads;
+	ssize_t n;
 
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	state = strstr(buf, "\nState:\t");
+	threads = strstr(buf, "\nThreads:\t");
+	if (!state || (state[8] != 'Z' && state[8] != 'X'))
+		return false;
+	return !threads || strtoul(threads + 10, NULL, 10) <= 1;
+}
+
+/* The process behind a pin has exited (or the fd is bad). */
+static bool pin_exited(const struct manager *m, int pin)
+{
+	struct pollfd p = { .fd = pin, .events = POLLIN };
+
+	if (m->pin_by_proc_dir)
+		return proc_dir_exited(pin);
 	return poll(&p, 1, 0) != 0;
 }
 
@@ -170,6 +201,7 @@ static void tracked_free(struct manager *m, struct tracked *t)
 		return;
 	tracked_unqueue(m, t);
 	hashmap_remove(&m->procs, INT_TO_KEY(t->pid));
+	t->exit_source = sd_event_source_disable_unref(t->exit_source);
 	closep(&t->pidfd);
 	free(t->exe);
 	free(t->cgroup);
@@ -273,10 +305,14 @@ static int look_at_exe(struct look *l)
  * The pidfd is opened first; a lookup in the directory fd succeeding
  * afterwards shows its process was still alive then, so the PID had
  * not been reused and the pidfd is that same process. */
-static int look_pin(struct look *l, int known_pidfd)
+static int look_pin(struct manager *m, struct look *l, int known_pidfd)
 {
-	l->pidfd = known_pidfd >= 0 ? fcntl(known_pidfd, F_DUPFD_CLOEXEC, 3) :
-				      pidfd_open_(l->pid);
+	if (known_pidfd >= 0)
+		l->pidfd = fcntl(known_pidfd, F_DUPFD_CLOEXEC, 3);
+	else if (m->pin_by_proc_dir)
+		return (l->pidfd = fcntl(l->proc_pid_fd, F_DUPFD_CLOEXEC, 3)) < 0 ? -errno : 0;
+	else
+		l->pidfd = pidfd_open_(l->pid);
 	if (l->pidfd < 0)
 		return errno == ESRCH ? -ESRCH : -errno;
 	if (faccessat(l->proc_pid_fd, "cgroup", F_OK, 0) < 0)
@@ -315,6 +351,26 @@ static int protect_now(struct manager *m, struct tracked *t, struct look *l)
 	return r;
 }
 
+static int on_pin_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct tracked *t = userdata;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	release_tracked(t->m, t);
+	return 0;
+}
+
+/* A pidfd turns readable when its whole process has exited: exact, and
+ * it spares us every other process's exit event. */
+static int watch_exit(struct manager *m, struct tracked *t)
+{
+	if (m->pin_by_proc_dir)
+		return 0;
+	return sd_event_add_io(m->event, &t->exit_source, t->pidfd, EPOLLIN, on_pin_exit, t);
+}
+
 static char *strdup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
@@ -350,7 +406,7 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 			if (r == 0) {
 				policy_decide(&m->policy, &in, &d);
 				if (d.protect)
-					r = look_pin(&l, t ? t->pidfd : -1);
+					r = look_pin(m, &l, t ? t->pidfd : -1);
 			}
 		} else {
 			/* Cheap without the executable: rules that need it
@@ -391,12 +447,19 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 			look_done(&l);
 			return -ENOMEM;
 		}
+		t->m = m;
 		t->pid = pid;
 		t->pidfd = TAKE_FD(l.pidfd);
 		r = hashmap_put(&m->procs, INT_TO_KEY(pid), t);
 		if (r < 0) {
 			closep(&t->pidfd);
 			free(t);
+			look_done(&l);
+			return r;
+		}
+		r = watch_exit(m, t);
+		if (r < 0) {
+			tracked_free(m, t);
 			look_done(&l);
 			return r;
 		}
@@ -511,19 +574,84 @@ static void schedule_full_rescan(struct manager *m)
 	sd_event_source_set_enabled(m->full_rescan_timer, SD_EVENT_ONESHOT);
 }
 
+/* Only without pidfds: the exit event can come before the process is
+ * reaped, so what is not gone yet is looked at again shortly. */
 static void handle_exit(struct manager *m, const struct cnproc_event *ev)
 {
 	struct tracked *t;
 
-	if (ev->pid != ev->tgid)
-		return; /* a thread */
+	if (!m->pin_by_proc_dir)
+		return; /* the pidfd tells */
 	t = hashmap_get(&m->procs, INT_TO_KEY(ev->tgid));
 	if (!t)
 		return;
-	/* The leader can exit before its other threads: only drop the
-	 * process when it is really gone. */
-	if (pidfd_exited(t->pidfd))
+	if (pin_exited(m, t->pidfd))
 		release_tracked(m, t);
+	else
+		tracked_queue(m, t, 0, now_ns());
+}
+
+static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+/* A socket, subscribed, watched. Exit events only without pidfds. */
+static int connector_open(struct manager *m)
+{
+	_cleanup_close_ int fd = -1;
+	int r;
+
+	fd = cnproc_open(m->args.receive_buffer ?: m->policy.daemon.receive_buffer);
+	if (fd < 0)
+		return log_error_errno(fd, "cannot open the proc connector: %s%s", strerror(-fd),
+				       fd == -EPROTONOSUPPORT ? " (kernel without CONFIG_PROC_EVENTS)" : "");
+	r = cnproc_subscribe(fd, m->cn_filtered, m->pin_by_proc_dir);
+	if (r < 0)
+		return log_error_errno(r, "cannot subscribe to the proc connector: %s%s", strerror(-r),
+				       r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
+	r = sd_event_add_io(m->event, &m->cn_source, fd, EPOLLIN, on_connector, m);
+	if (r < 0)
+		return log_error_errno(r, "cannot watch the proc connector: %s", strerror(-r));
+	m->cn_fd = TAKE_FD(fd);
+	return 0;
+}
+
+static int on_connector_retry(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* After a socket error nothing says which events were lost: a new
+ * socket, then a rescan once it listens. Retried every second while the
+ * kernel refuses, reported once. */
+static void connector_reopen(struct manager *m)
+{
+	m->cn_source = sd_event_source_disable_unref(m->cn_source);
+	closep(&m->cn_fd);
+	m->status_dirty = true;
+	if (connector_open(m) < 0) {
+		if (m->cn_reopen_failures++ == 0)
+			log_error("proc connector unavailable: retrying every second; processes started "
+				  "meanwhile are found by the rescan after it is back");
+		if (!m->cn_retry_timer)
+			(void)sd_event_add_time_relative(m->event, &m->cn_retry_timer, CLOCK_MONOTONIC,
+							 1000000, 100000, on_connector_retry, m);
+		else {
+			(void)sd_event_source_set_time_relative(m->cn_retry_timer, 1000000);
+			(void)sd_event_source_set_enabled(m->cn_retry_timer, SD_EVENT_ONESHOT);
+		}
+		return;
+	}
+	if (m->cn_reopen_failures)
+		log_notice("proc connector back after %d failed attempt%s", m->cn_reopen_failures,
+			   m->cn_reopen_failures == 1 ? "" : "s");
+	m->cn_reopen_failures = 0;
+	m->overflow_pending = false;
+	m->n_connector_reopens++;
+	schedule_full_rescan(m);
+}
+
+static int on_connector_retry(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)s;
+	(void)usec;
+	connector_reopen(userdata);
+	return 0;
 }
 
 static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -532,7 +660,12 @@ static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *user
 	struct cnproc_event ev[MAX_EVENTS_PER_DATAGRAM];
 
 	(void)s;
-	(void)revents;
+	if (revents & (EPOLLERR | EPOLLHUP) && !(revents & EPOLLIN)) {
+		log_error("proc connector socket failed (poll events 0x%x); opening a new socket and rescanning",
+			  revents);
+		connector_reopen(m);
+		return 0;
+	}
 	/* Drain what is queued, but let other sources run between bursts. */
 	for (int round = 0; round < 1024; round++) {
 		ssize_t n = cnproc_receive(fd, m->rx, sizeof(m->rx));
@@ -560,9 +693,9 @@ static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *user
 		if (n == -EPERM)
 			continue; /* not from the kernel: ignore */
 		if (n < 0) {
-			log_error("proc connector receive failed: %s; resubscribing", strerror((int)-n));
-			cnproc_subscribe(fd, m->cn_filtered);
-			schedule_full_rescan(m);
+			log_error("proc connector receive failed: %s; opening a new socket and rescanning",
+				  strerror((int)-n));
+			connector_reopen(m);
 			return 0;
 		}
 		m->n_datagrams++;
@@ -610,12 +743,12 @@ static void look_again(struct manager *m, struct tracked *t)
 
 	/* The pidfd pins the process: if it exited, a new one with its PID
 	 * must not be mistaken for it. */
-	if (pidfd_exited(t->pidfd)) {
+	if (pin_exited(m, t->pidfd)) {
 		release_tracked(m, t);
 		return;
 	}
 	r = look_at(m, t->pid, &l);
-	if (r == 0 && pidfd_exited(t->pidfd))
+	if (r == 0 && pin_exited(m, t->pidfd))
 		r = -ESRCH;
 	if (r < 0) {
 		look_done(&l);
@@ -1072,19 +1205,18 @@ int manager_start_events(struct manager *m)
 	struct utsname u;
 	int r;
 
-	r = cnproc_open(m->args.receive_buffer ?: m->policy.daemon.receive_buffer);
-	if (r < 0)
-		return log_error_errno(r, "cannot open the proc connector: %s%s", strerror(-r),
-				       r == -EPROTONOSUPPORT ? " (kernel without CONFIG_PROC_EVENTS)" : "");
-	m->cn_fd = r;
+	/* Linux 5.3+ pins processes with pidfds; older kernels (and
+	 * valgrind 3.19) need the /proc directory and exit events. */
+	r = pidfd_open_(getpid());
+	if (r < 0 && errno == ENOSYS) {
+		m->pin_by_proc_dir = true;
+		log_notice("pidfd_open() is not available (kernel older than 5.3, or an emulator such as "
+			   "valgrind): pinning processes by their /proc directory and following exit events");
+	}
+	closep(&r);
 	/* The 6.6 event filter keeps fork/uid/comm traffic away from us. */
 	m->cn_filtered = uname(&u) == 0 && kernel_release_at_least(u.release, 6, 6);
-	r = cnproc_subscribe(m->cn_fd, m->cn_filtered);
-	if (r < 0)
-		return log_error_errno(r, "cannot subscribe to the proc connector: %s%s",
-				       strerror(-r),
-				       r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
-	r = sd_event_add_io(m->event, &m->cn_source, m->cn_fd, EPOLLIN, on_connector, m);
+	r = connector_open(m);
 	if (r < 0)
 		return r;
 
@@ -1094,8 +1226,9 @@ int manager_start_events(struct manager *m)
 		return r;
 	sd_event_source_set_enabled(m->status_timer, SD_EVENT_ON);
 	log_info("listening to the proc connector (%s)",
-		 m->cn_filtered ? "exec and exit events only, kernel-side filter" :
-				  "all events, filtered here: kernel older than 6.6");
+		 !m->cn_filtered	  ? "all events, filtered here: kernel older than 6.6" :
+		 m->pin_by_proc_dir ? "exec and exit events only, kernel-side filter" :
+				      "exec events only, kernel-side filter; exits from pidfds");
 	return 0;
 }
 
@@ -1143,6 +1276,7 @@ struct manager *manager_free(struct manager *m)
 		m->backend_ops->destroy(m->backend);
 	hashmap_done(&m->procs);
 	sd_event_source_unref(m->cn_source);
+	sd_event_source_unref(m->cn_retry_timer);
 	sd_event_source_unref(m->rescan_timer);
 	sd_event_source_unref(m->full_rescan_timer);
 	sd_event_source_unref(m->status_timer);

@@ -278,7 +278,9 @@ uint64_t exec_mappings_file_bytes(const struct exec_mappings *m)
 
 static int maps_read_query(int maps_fd, struct exec_mappings *out)
 {
-	_cleanup_free_ char *name = malloc(QUERY_NAME_MAX);
+	/* Zeroed: tools that do not know this ioctl (valgrind) cannot see
+	 * the kernel write the name. */
+	_cleanup_free_ char *name = calloc(1, QUERY_NAME_MAX);
 	uint64_t addr = 0;
 
 	if (!name)

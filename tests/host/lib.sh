@@ -58,10 +58,14 @@ write_conf() {
 	chmod 644 "$T/etc/execguard.conf"
 }
 
+# DAEMON_WRAP: a command the daemon runs under (valgrind); READY_SECS:
+# how long it may take to get ready.
+DAEMON_WRAP=()
+READY_SECS=10
 start_daemon() {
-	"$EXECGUARDD" -c "$T/etc/execguard.conf" --log-target=stderr "$@" > "$T/daemon.log" 2>&1 &
+	"${DAEMON_WRAP[@]}" "$EXECGUARDD" -c "$T/etc/execguard.conf" --log-target=stderr "$@" > "$T/daemon.log" 2>&1 &
 	DAEMON_PID=$!
-	wait_log "ready:" 10 || fail "daemon did not become ready"
+	wait_log "ready:" "$READY_SECS" || fail "daemon did not become ready"
 }
 
 stop_daemon() {

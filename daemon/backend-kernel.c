@@ -219,7 +219,10 @@ static void report_failure(struct kstate *s, struct kcgroup *c, int r, const cha
 	log_event(LOG_WARNING, MID_CGROUP_FAILED, &f, "cannot %s %s in %s: %s%s", what,
 		  EXEC_PROTECT, c->path, strerror(-r),
 		  r == -ENOENT ? " (cgroup gone, or kernel without the execguard patch)" :
-		  r == -EROFS ? " (cgroup file system read-only)" : "");
+		  r == -EROFS ? " (cgroup file system read-only)" :
+		  r == -EACCES ? " (permission denied: a delegated cgroup not owned by root, or a security module)" :
+		  r == -EPERM ? " (not permitted: a security module, or a missing capability)" :
+		  r == -EINVAL ? " (the kernel refused the value: the root cgroup, or another execguard version)" : "");
 }
 
 static int set_one(struct kstate *s, struct kcgroup *c)

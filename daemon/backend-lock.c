@@ -14,6 +14,7 @@
 
 #include "backend-lock.h"
 #include "backend.h"
+#include "caps.h"
 #include "lockset.h"
 #include "log.h"
 #include "psi.h"
@@ -956,6 +957,10 @@ int backend_lock_dump(void *state, FILE *f)
 }
 
 const struct backend_ops backend_lock_ops = {
+	/* Files others own (DAC_READ_SEARCH), mlock() past the rlimit
+	 * (IPC_LOCK), PSI windows under 2 s (SYS_RESOURCE), map_files
+	 * (CHECKPOINT_RESTORE). */
+	.capabilities = CAP_BIT(2) | CAP_BIT(14) | CAP_BIT(24) | CAP_BIT(40),
 	.name = "lock",
 	.probe = lock_probe,
 	.create = lock_create,

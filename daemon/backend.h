@@ -38,6 +38,9 @@ struct backend_ops {
 	/* Acts on cgroups only: the manager then neither reads a process's
 	 * mappings nor looks at it again after exec. */
 	bool cgroup_only;
+	/* Capabilities it needs beyond CAPS_COMMON (caps.h), as CAP_BIT()s;
+	 * the rest are dropped once it is set up. */
+	uint64_t capabilities;
 	/* 0 when it can work here; else <0 and a reason for a person. */
 	int (*probe)(const struct backend_env *env, char **ret_reason);
 	int (*create)(const struct backend_env *env, void **ret_state);

@@ -232,7 +232,7 @@ static int run(const struct options *o)
 		return 1;
 	if ((r = manager_load_policy(m)) < 0 || (r = manager_pick_backend(m)) < 0 ||
 	    (r = start_bus(m, &u, &b)) < 0 || (r = manager_start_events(m)) < 0 ||
-	    (r = manager_scan(m)) < 0 || (r = manager_run(m)) < 0)
+	    (r = manager_drop_privileges(m)) < 0 || (r = manager_scan(m)) < 0 || (r = manager_run(m)) < 0)
 		r = 1;
 	else
 		r = 0;

@@ -12,6 +12,7 @@
 #include <systemd/sd-event.h>
 
 #include "backend.h"
+#include "caps.h"
 #include "cgroup.h"
 #include "cnproc.h"
 #include "hashmap.h"
@@ -1229,6 +1230,25 @@ int manager_start_events(struct manager *m)
 		 !m->cn_filtered	  ? "all events, filtered here: kernel older than 6.6" :
 		 m->pin_by_proc_dir ? "exec and exit events only, kernel-side filter" :
 				      "exec events only, kernel-side filter; exits from pidfds");
+	return 0;
+}
+
+int manager_drop_privileges(struct manager *m)
+{
+	uint64_t want = CAPS_COMMON | m->backend_ops->capabilities, kept = 0, had = 0;
+	char k[512], d[1024];
+	int bounding = 0, r;
+
+	(void)caps_get_effective(&had);
+	r = caps_keep_only(want, &kept, &bounding);
+	if (r < 0)
+		return log_error_errno(r, "cannot drop capabilities: %s", strerror(-r));
+	log_info("capabilities for backend %s: kept %s; dropped %s%s", m->backend_ops->name,
+		 caps_format(kept, k, sizeof(k)), caps_format(had & ~kept, d, sizeof(d)),
+		 bounding ? " (bounding set too)" : " (bounding set as the service manager set it)");
+	if (want & ~kept)
+		log_notice("started without %s: what needs it will fail and say so",
+			   caps_format(want & ~kept, d, sizeof(d)));
 	return 0;
 }
 

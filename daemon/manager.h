@@ -65,6 +65,9 @@ struct manager *manager_free(struct manager *m);
 int manager_load_policy(struct manager *m);
 int manager_pick_backend(struct manager *m);
 int manager_start_events(struct manager *m);
+/* Keep only the capabilities the backend needs (after the connector and
+ * the bus are set up). */
+int manager_drop_privileges(struct manager *m);
 int manager_scan(struct manager *m);
 int manager_run(struct manager *m);
 

@@ -6,7 +6,7 @@ set -eu
 
 build_pkgs=(meson ninja-build pkg-config gcc libc6-dev libsystemd-dev libmount-dev libinih-dev
 	python3 util-linux procps scdoc)
-test_pkgs=(clang llvm libclang-rt-14-dev dbus-daemon e2fsprogs)
+test_pkgs=(clang llvm libclang-rt-14-dev dbus-daemon e2fsprogs valgrind strace)
 kernel_pkgs=(linux-source-6.12 flex bison libelf-dev libssl-dev bc cpio dwarves make
 	qemu-system-x86 busybox-static kmod xz-utils)
 

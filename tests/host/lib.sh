@@ -19,12 +19,17 @@ cleanup() {
 	for k in "${KIDS[@]}"; do kill -9 "$k" 2>/dev/null; done
 	[ -n "$DAEMON_PID" ] && kill -9 "$DAEMON_PID" 2>/dev/null
 	wait 2>/dev/null
-	for c in "${CGROUPS[@]}"; do
-		# move stragglers out before removing
-		if [ -f "$c/cgroup.procs" ]; then
-			while read -r p; do echo "$p" > "$CG2/cgroup.procs" 2>/dev/null; done < "$c/cgroup.procs"
-		fi
-		rmdir "$c" 2>/dev/null
+	# Newest first, each subtree deepest first (tests may nest cgroups).
+	local i d
+	for ((i = ${#CGROUPS[@]} - 1; i >= 0; i--)); do
+		[ -d "${CGROUPS[i]}" ] || continue
+		while read -r d; do
+			# move stragglers out before removing
+			if [ -f "$d/cgroup.procs" ]; then
+				while read -r p; do echo "$p" > "$CG2/cgroup.procs" 2>/dev/null; done < "$d/cgroup.procs"
+			fi
+			rmdir "$d" 2>/dev/null
+		done < <(find "${CGROUPS[i]}" -depth -type d 2>/dev/null)
 	done
 	rm -rf "$T"
 }

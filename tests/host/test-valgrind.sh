@@ -10,6 +10,8 @@
 need_root
 need_cgroup2
 command -v valgrind > /dev/null || skip "valgrind not installed"
+# The sanitizer build runs the same suite; memcheck cannot run ASan code.
+ldd "$EXECGUARDD" | grep -q libasan && skip "AddressSanitizer build: memcheck runs on the plain build"
 
 A=execguard-vg-$$
 new_cgroup "$A"

@@ -1,0 +1,87 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Syscall faults injected into the real daemon with strace --inject:
+# - memory.exec_protect writes failing with EACCES, EPERM, EINVAL and
+#   ENOENT: each reported once with its cause, never in a loop, and the
+#   daemon keeps working;
+# - the proc connector socket erroring (recvfrom) and the kernel refusing
+#   a new one for a while (bind): the daemon opens a new socket, retries
+#   every second, says when it is back, and its rescan finds the process
+#   started while it was deaf.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_cgroup2
+command -v strace > /dev/null || skip "strace not installed"
+strace -o /dev/null -qq -e inject=getpid:error=EIO true 2> /dev/null || skip "strace cannot inject faults here"
+
+A=execguard-inject-a-$$
+B=execguard-inject-b-$$
+new_cgroup "$A"
+new_cgroup "$B"
+fake_cgroup "$A"
+fake_cgroup "$B"
+write_conf <<CONF
+[Daemon]
+Backend=kernel
+[Rule f]
+MatchCgroup=/$A /$B
+Protect=yes
+CONF
+
+# The traced daemon: strace's child.
+daemon_child() { pgrep -P "$DAEMON_PID" -x execguardd | head -n 1; }
+stop_traced() {
+	local child rc=0
+	child=$(daemon_child)
+	[ -n "$child" ] || return 99
+	kill -TERM "$child"
+	wait "$DAEMON_PID" || rc=$?
+	DAEMON_PID=
+	return $rc
+}
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+for err in EACCES EPERM EINVAL ENOENT; do
+	DAEMON_WRAP=(strace -o /dev/null -qq -e trace=pwrite64 -e inject=pwrite64:error=$err)
+	start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run-$err"
+	msg=$(perl -MPOSIX -e 'print strerror($ARGV[0])' "$(perl -MErrno -e "print Errno::$err()")")
+	for i in 1 2 3; do run_in "$A" sleep 60; done
+	wait_log "cannot write memory.exec_protect in /$A: $msg" 10 || fail "$err: write failure not reported"
+	sleep 1
+	child=$(daemon_child)
+	c0=$(cpu_ticks "$child")
+	sleep 1
+	c1=$(cpu_ticks "$child")
+	[ $((c1 - c0)) -le 10 ] || fail "$err: daemon busy after the failure: $((c1 - c0)) ticks in 1 s"
+	n=$(grep -c "cannot .* memory.exec_protect in /$A" "$T/daemon.log")
+	[ "$n" = 1 ] || fail "$err: reported $n times for 3 processes"
+	[ "$(file_value "$A")" = 0 ] || fail "$err: file changed although every write failed"
+	stop_traced || fail "$err: daemon exit status $?"
+	pass "$err: reported once ($(grep -o "cannot write memory.exec_protect in /$A: .*" "$T/daemon.log")), daemon idle, clean stop"
+	for k in "${KIDS[@]}"; do kill "$k" 2>/dev/null; done
+	KIDS=()
+	wait 2>/dev/null
+done
+
+# recvfrom: the 3rd call fails. bind: the 2nd to 4th fail (the first is
+# at start), so the new socket comes on the 4th try, ~3 s later.
+DAEMON_WRAP=(strace -o /dev/null -qq -e trace=recvfrom,bind -e inject=recvfrom:error=EIO:when=3
+	-e inject=bind:error=EADDRINUSE:when=2..4)
+start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run-cn"
+run_in "$A" sleep 60
+wait_log "proc connector receive failed: Input/output error; opening a new socket and rescanning" 10 ||
+	fail "receive error not handled"
+wait_log "proc connector unavailable: retrying every second" 5 || fail "failed reopen not reported"
+# Deaf now: a process started meanwhile must be found by the rescan.
+run_in "$B" sleep 60
+pb=$LAST_PID
+wait_log "proc connector back after 3 failed attempts" 10 || fail "connector not back"
+wait_log "protect pid $pb .* in /$B" 5 || fail "process started while the connector was down not found"
+[ "$(grep -c "cannot open the proc connector" "$T/daemon.log")" = 3 ] ||
+	fail "each failed attempt should say why: $(grep -c "cannot open the proc connector" "$T/daemon.log") lines"
+# And it listens again: a new process is decided from its exec event.
+run_in "$B" sleep 60
+pc=$LAST_PID
+wait_log "protect pid $pc .* in /$B" 5 || fail "no events after the connector came back"
+stop_traced || fail "daemon exit status $?"
+pass "connector error: new socket after 3 refused binds, rescan found pid $pb, events flow again"

@@ -51,6 +51,8 @@ struct manager {
 	sd_event *event;
 	sd_event_source *cn_source, *rescan_timer, *full_rescan_timer, *status_timer;
 	sd_event_source *cn_retry_timer; /* reopening the connector after an error */
+	sd_event_source *remap_timer;	 /* new mappings of long-running processes */
+	size_t remap_cursor;
 	int cn_fd;
 	int cn_reopen_failures;
 	bool cn_filtered;
@@ -77,7 +79,8 @@ struct manager {
 
 	uint64_t n_datagrams, n_exec, n_exit, n_decisions, n_protect_decisions;
 	uint64_t n_overflows, n_full_rescans, n_looks, n_gone_early, n_backend_errors;
-	uint64_t n_connector_reopens;
+	uint64_t n_connector_reopens, n_examine_errors;
+	int last_examine_error;
 	uint32_t latency_us[LATENCY_SAMPLES];
 	uint64_t n_latency;
 	uint8_t rx[RX_BUFFER_SIZE];
@@ -377,6 +380,19 @@ static char *strdup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+/* Reported once until a process is looked at fine again: an open file
+ * limit reached, say, must not fill the journal. */
+static void report_examine_error(struct manager *m, pid_t pid, int r)
+{
+	m->n_examine_errors++;
+	if (m->last_examine_error == r)
+		return;
+	m->last_examine_error = r;
+	log_error("cannot look at pid %d: %s%s; not protected%s", (int)pid, strerror(-r),
+		  r == -EMFILE ? " (one open file per protected process; raise LimitNOFILE=)" : "",
+		  r == -EMFILE || r == -ENFILE ? ", nor others until files are free again" : "");
+}
+
 /* Decide about one process and act on the decision. exec_ts is the
  * kernel's exec timestamp, 0 when found by a scan. */
 static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
@@ -425,6 +441,8 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 		}
 		if (t)
 			release_tracked(m, t);
+		if (r != -ENOENT)
+			report_examine_error(m, pid, r);
 		return r == -ENOENT ? 0 : r;
 	}
 	m->n_decisions++;
@@ -441,6 +459,8 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 	}
 
 	bool is_new = !t;
+
+	m->last_examine_error = 0; /* pinned fine: the next failure is news */
 
 	if (!t) {
 		t = calloc(1, sizeof(*t));
@@ -737,7 +757,8 @@ static void rearm_rescan_timer(struct manager *m)
 }
 
 /* A later look at a protected process: its libraries are mapped now. */
-static void look_again(struct manager *m, struct tracked *t)
+/* false: it is gone (and released). */
+static bool relook(struct manager *m, struct tracked *t)
 {
 	struct look l;
 	int r;
@@ -746,7 +767,7 @@ static void look_again(struct manager *m, struct tracked *t)
 	 * must not be mistaken for it. */
 	if (pin_exited(m, t->pidfd)) {
 		release_tracked(m, t);
-		return;
+		return false;
 	}
 	r = look_at(m, t->pid, &l);
 	if (r == 0 && pin_exited(m, t->pidfd))
@@ -754,11 +775,51 @@ static void look_again(struct manager *m, struct tracked *t)
 	if (r < 0) {
 		look_done(&l);
 		release_tracked(m, t);
-		return;
+		return false;
 	}
 	protect_now(m, t, &l);
 	look_done(&l);
-	tracked_queue(m, t, t->stage + 1, now_ns());
+	return true;
+}
+
+static void look_again(struct manager *m, struct tracked *t)
+{
+	if (relook(m, t))
+		tracked_queue(m, t, t->stage + 1, now_ns());
+}
+
+/* Long-running processes map more later (dlopen, plugins): every
+ * LockRecheckSec, those done with their later looks are looked at again,
+ * at most REMAP_BATCH of them per round, round robin. */
+#define REMAP_BATCH 256
+
+static int on_remap_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+	struct tracked *batch[REMAP_BATCH];
+	struct hashmap_entry *e = NULL;
+	size_t n = 0, i = m->remap_cursor, visited = 0;
+
+	(void)usec;
+	if (i >= m->procs.n_buckets)
+		i = 0;
+	/* Collect first: a look may release (and free) its process. */
+	while (n < REMAP_BATCH && visited < m->procs.n_items && (e = hashmap_next(&m->procs, &i, e))) {
+		struct tracked *t = e->value;
+
+		visited++;
+		if (!t->queued)
+			batch[n++] = t;
+		if (!e->next)
+			m->remap_cursor = i + 1; /* whole buckets only */
+	}
+	if (!e || m->remap_cursor >= m->procs.n_buckets)
+		m->remap_cursor = 0;
+	for (size_t k = 0; k < n; k++)
+		relook(m, batch[k]);
+	sd_event_source_set_time_relative(s, (uint64_t)(m->policy.daemon.lock_recheck_sec ?: 10) * 1000000);
+	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return 0;
 }
 
 static int on_rescan_timer(sd_event_source *s, uint64_t usec, void *userdata)
@@ -1052,6 +1113,20 @@ static int on_stats(sd_event_source *s, const struct signalfd_siginfo *si, void 
 	return 0;
 }
 
+/* One pidfd per protected process: the soft limit (1024 under systemd)
+ * goes up to the hard one. sd-event uses epoll, so large fds are fine. */
+static void raise_nofile_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		log_warning("cannot raise the open file limit to %llu: %s", (unsigned long long)rl.rlim_max,
+			    strerror(errno));
+}
+
 int manager_new(const struct manager_args *args, struct manager **ret)
 {
 	struct manager *m;
@@ -1065,6 +1140,7 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 	m->cn_fd = m->proc_fd = m->cgroup_root_fd = m->state_dir_fd = -1;
 	m->use_procmap_query = true;
 	m->systemd = sd_booted() > 0;
+	raise_nofile_limit();
 	hashmap_init(&m->procs, hash_int, equal_int);
 	policy_init(&m->policy);
 
@@ -1226,6 +1302,13 @@ int manager_start_events(struct manager *m)
 	if (r < 0)
 		return r;
 	sd_event_source_set_enabled(m->status_timer, SD_EVENT_ON);
+	if (!m->backend_ops->cgroup_only) {
+		r = sd_event_add_time_relative(m->event, &m->remap_timer, CLOCK_MONOTONIC,
+					       (uint64_t)(m->policy.daemon.lock_recheck_sec ?: 10) * 1000000,
+					       100000, on_remap_timer, m);
+		if (r < 0)
+			return r;
+	}
 	log_info("listening to the proc connector (%s)",
 		 !m->cn_filtered	  ? "all events, filtered here: kernel older than 6.6" :
 		 m->pin_by_proc_dir ? "exec and exit events only, kernel-side filter" :
@@ -1297,6 +1380,7 @@ struct manager *manager_free(struct manager *m)
 	hashmap_done(&m->procs);
 	sd_event_source_unref(m->cn_source);
 	sd_event_source_unref(m->cn_retry_timer);
+	sd_event_source_unref(m->remap_timer);
 	sd_event_source_unref(m->rescan_timer);
 	sd_event_source_unref(m->full_rescan_timer);
 	sd_event_source_unref(m->status_timer);

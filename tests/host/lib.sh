@@ -31,7 +31,7 @@ cleanup() {
 			rmdir "$d" 2>/dev/null
 		done < <(find "${CGROUPS[i]}" -depth -type d 2>/dev/null)
 	done
-	rm -rf "$T"
+	[ -n "${KEEP_T:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT
 

@@ -1,0 +1,189 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Bounded resources at scale:
+# - SCALE_PROCS (20,000) processes started at once in a protected cgroup
+#   (fewer where the open file limit is lower), with SCALE_FREE (10,000)
+#   more that no rule protects started beside them
+#   (kernel backend on a fake tree): every one is decided and tracked
+#   ("protected now"), the daemon's own memory (RssAnon) stays within the
+#   bound that execguardd(8) documents (8 MiB + 1 KiB per protected
+#   process, + 2 KiB per locked range), and all
+#   are released when they exit;
+# - SCALE_LIBS (2,000) distinct shared libraries mapped by 3 processes
+#   (lock backend): each library locked once for all three, within that
+#   bound, all given back at exit. (VmRSS also counts the locked text the
+#   lock backend maps; RssAnon is the daemon's own.)
+# The helpers are built here with cc, without the sanitizers of the tree
+# (tens of thousands of ASan processes would not fit in memory); in the
+# ASan tree only the memory bounds are skipped.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_cgroup2
+command -v cc > /dev/null || skip "needs a C compiler for the helpers"
+N=${SCALE_PROCS:-20000}
+L=${SCALE_LIBS:-2000}
+S=$(dirname "$0")/scale
+asan=false
+ldd "$EXECGUARDD" | grep -q libasan && asan=true
+
+cc -O2 -static -o "$T/pause" "$S/pause.c" 2> /dev/null || cc -O2 -o "$T/pause" "$S/pause.c" || fail "cannot build pause"
+cc -O2 -o "$T/spawn" "$S/spawn.c" || fail "cannot build spawn"
+cc -O2 -o "$T/dlopen-many" "$S/dlopen-many.c" || fail "cannot build dlopen-many"
+cc -O2 -shared -fPIC -o "$T/lib.so" "$S/lib.c" || fail "cannot build the library"
+pid_max=$(cat /proc/sys/kernel/pid_max)
+[ "$pid_max" -gt $((N + 10000)) ] || skip "pid_max $pid_max is too small for $N processes"
+
+A=execguard-scale-$$
+B=execguard-scale-lock-$$
+new_cgroup "$A"
+new_cgroup "$B"
+fake_cgroup "$A"
+kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$DAEMON_PID/status"; }
+# stats_field NAME: from a fresh SIGUSR1 stats line.
+stats() {
+	local before
+	before=$(grep -c "stats (on request)" "$T/daemon.log")
+	kill -USR1 "$DAEMON_PID"
+	for i in $(seq 100); do
+		[ "$(grep -c "stats (on request)" "$T/daemon.log")" -gt "$before" ] && break
+		sleep 0.1
+	done
+	grep "stats (on request)" "$T/daemon.log" | tail -n 1
+}
+protected_now() { stats | sed -n 's/.*protected now \([0-9]*\).*/\1/p'; }
+
+write_conf <<CONF
+[Daemon]
+Backend=kernel
+[Rule scale]
+MatchCgroup=/$A
+Protect=yes
+CONF
+# One pidfd per protected process: the daemon raises its soft limit to
+# the hard one (systemd's default hard limit is 524288). Where the hard
+# limit is lower and cannot be raised (no CAP_SYS_RESOURCE), fewer are
+# protected and as many more run unprotected beside them.
+ulimit -n $((N + 4096)) 2> /dev/null || ulimit -n "$(ulimit -Hn)"
+fds=$(ulimit -n)
+[ "$fds" -ge $((N + 1000)) ] || N=$((fds - 1000))
+# And as many again that no rule protects, beside them.
+U=${SCALE_FREE:-10000}
+[ "$N" -ge 1000 ] || skip "open file limit $fds is too low"
+C=execguard-scale-free-$$
+new_cgroup "$C"
+start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
+rss0=$(kb VmRSS)
+t0=$(date +%s.%N)
+sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$C" "$T/spawn" "$U" "$T/pause" > "$T/spawn-free.out" &
+FREE=$!
+sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$A" "$T/spawn" "$N" "$T/pause" > "$T/spawn.out" &
+SPAWN=$!
+KIDS+=("$SPAWN" "$FREE")
+# spawn leads its own process group: take all of it down on any exit.
+trap 'kill -9 -- -"$SPAWN" -"$FREE" 2>/dev/null; cleanup' EXIT
+for i in $(seq 1800); do grep -q started "$T/spawn.out" && break; sleep 0.1; done
+grep -q "started $N" "$T/spawn.out" || fail "could not start $N processes"
+for i in $(seq 600); do grep -q started "$T/spawn-free.out" && break; sleep 0.1; done
+[ "$U" = 0 ] || grep -q "started $U" "$T/spawn-free.out" || fail "could not start $U unprotected processes"
+t1=$(date +%s.%N)
+# Keeping up: every one tracked (some through the rescan after overflow).
+for i in $(seq 120); do
+	got=$(protected_now)
+	[ "$got" -ge "$N" ] && break
+	sleep 0.5
+done
+t2=$(date +%s.%N)
+[ "$got" -ge "$N" ] || fail "$got of $N processes tracked after 60 s"
+rss=$(kb RssAnon)
+hwm=$(kb VmHWM)
+limit=$((8 * 1024 + N))
+info="$U more unprotected; RssAnon $rss0 kB idle, $rss kB with $N (VmHWM $hwm kB), $((rss * 1024 / N)) B per process at most; started in $(awk -v a="$t0" -v b="$t1" "BEGIN { printf \"%.1f\", b - a }") s, all tracked $(awk -v a="$t1" -v b="$t2" "BEGIN { printf \"%.1f\", b - a }") s later"
+if $asan; then
+	pass "$N processes tracked ($info; ASan tree: no memory bound)"
+else
+	[ "$rss" -le "$limit" ] || fail "RssAnon $rss kB over the documented bound $limit kB ($info)"
+	pass "$N processes tracked within $limit kB ($info)"
+fi
+[ "$(file_value "$A")" = 1 ] || fail "memory.exec_protect not set"
+grep -q "cannot look at pid" "$T/daemon.log" && fail "errors looking at processes: $(grep "cannot look at pid" "$T/daemon.log" | head -3)"
+kill -TERM "$SPAWN" "$FREE"
+wait "$SPAWN" "$FREE"
+for i in $(seq 120); do
+	got=$(protected_now)
+	[ "$got" = 0 ] && break
+	sleep 0.5
+done
+[ "$got" = 0 ] || fail "$got processes still tracked after they all exited"
+# (The log line may be rate-limited after so many: read the file.)
+for i in $(seq 50); do [ "$(file_value "$A")" = 0 ] && break; sleep 0.1; done
+[ "$(file_value "$A")" = 0 ] || fail "memory.exec_protect not cleared"
+pass "all $N released after they exited"
+stop_daemon || fail "daemon exit status $?"
+
+# Out of file descriptors: said once, the daemon keeps what it has.
+DAEMON_WRAP=(prlimit --nofile=256:256)
+start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run-fd"
+DAEMON_WRAP=()
+sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$A" "$T/spawn" 1000 "$T/pause" > "$T/spawn2.out" &
+SPAWN=$!
+for i in $(seq 300); do grep -q started "$T/spawn2.out" && break; sleep 0.1; done
+wait_log "cannot look at pid [0-9]+: Too many open files \\(one open file per protected process; raise LimitNOFILE=\\)" 10 ||
+	fail "running out of file descriptors is not reported"
+sleep 1
+got=$(protected_now)
+n=$(grep -c "cannot look at pid" "$T/daemon.log")
+[ "$n" = 1 ] || fail "out of file descriptors reported $n times"
+[ "$got" -gt 100 ] && [ "$got" -lt 256 ] || fail "$got processes tracked with 256 file descriptors"
+kill -0 "$DAEMON_PID" || fail "daemon died"
+kill -TERM "$SPAWN"
+wait "$SPAWN"
+stop_daemon || fail "daemon exit status $?"
+pass "with 256 file descriptors: $got of 1000 tracked, the shortage reported once"
+
+# Libraries: L distinct files, mapped by 3 processes.
+mkdir "$T/libs"
+for i in $(seq "$L"); do cp "$T/lib.so" "$T/libs/lib$i.so"; done
+write_conf <<CONF
+[Daemon]
+Backend=lock
+LockRecheckSec=1
+[Rule scale]
+MatchCgroup=/$B
+Protect=yes
+CONF
+start_daemon --state-dir="$T/run-lock"
+rss0=$(kb RssAnon)
+for k in 1 2 3; do
+	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$B" "$T/dlopen-many" "$T"/libs/*.so > "$T/dl$k.out" &
+	KIDS+=($!)
+	DL[k]=$!
+done
+for k in 1 2 3; do
+	for i in $(seq 600); do grep -q loaded "$T/dl$k.out" && break; sleep 0.1; done
+	grep -q "loaded $L" "$T/dl$k.out" || fail "process $k did not load $L libraries: $(cat "$T/dl$k.out")"
+done
+# The later looks see every library; the summary names the ranges.
+for i in $(seq 120); do
+	kill -USR1 "$DAEMON_PID"
+	sleep 0.5
+	n=$(grep -o "/$B: text mapped .*" "$T/daemon.log" | tail -n 1 | sed -n 's/.*(3 processes, \([0-9]*\) ranges).*/\1/p')
+	[ -n "$n" ] && [ "$n" -ge "$L" ] && break
+done
+[ -n "$n" ] && [ "$n" -ge "$L" ] || fail "lock summary: $(grep -o "/$B: text mapped .*" "$T/daemon.log" | tail -n 1)"
+locked=$(kb VmLck)
+rss=$(kb RssAnon)
+hwm=$(kb VmHWM)
+limit=$((8 * 1024 + 3 + 2 * n))
+info="$n ranges for 3 processes, VmLck $locked kB, RssAnon $rss0 -> $rss kB (VmHWM $hwm kB)"
+[ "$locked" -ge $((L * 4)) ] || fail "only $locked kB locked for $L libraries ($info)"
+if $asan; then
+	pass "$L libraries locked once each ($info; ASan tree: no memory bound)"
+else
+	[ "$rss" -le "$limit" ] || fail "RssAnon $rss kB over the bound $limit kB ($info)"
+	pass "$L libraries locked once each within $limit kB ($info)"
+fi
+for k in 1 2 3; do kill "${DL[k]}"; done
+for i in $(seq 100); do [ "$(kb VmLck)" = 0 ] && break; sleep 0.1; done
+[ "$(kb VmLck)" = 0 ] || fail "$(kb VmLck) kB still locked after the processes exited"
+pass "all given back at exit"
+stop_daemon || fail "daemon exit status $?"

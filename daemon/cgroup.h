@@ -22,8 +22,9 @@ int cgroup_parse_proc_cgroup(const char *buf, size_t len, char **ret_path);
  * -ENXIO when the path is not inside a unit. */
 int cgroup_path_to_unit(const char *path, char **ret_unit);
 
-/* The unit of a process: sd_pid_get_unit() when systemd is PID 1 (its
- * rules, including user and delegated units), else from the path. */
+/* The unit of a process as systemd sees it: sd_pid_get_unit() when
+ * systemd is PID 1, else from the path. Decisions use the path (one read
+ * of /proc/PID/cgroup); explain compares the two. */
 int cgroup_unit_of(pid_t pid, const char *cgroup_path, bool systemd, char **ret_unit);
 
 /* "/a/b/c" -> "a/b/c": a path usable with openat() on the mount fd.

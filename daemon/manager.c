@@ -284,8 +284,10 @@ static int look_at(struct manager *m, pid_t pid, struct look *l)
 	r = cgroup_parse_proc_cgroup(cg, len, &l->cgroup);
 	if (r < 0)
 		return r;
-	r = cgroup_unit_of(pid, l->cgroup, m->systemd, &l->unit);
-	if (r == -ESRCH)
+	/* systemd's own rule on the path we hold: sd_pid_get_unit() would
+	 * read /proc/PID/cgroup a second time on the hot path. */
+	r = cgroup_path_to_unit(l->cgroup, &l->unit);
+	if (r == -ENOMEM)
 		return r;
 	return 0;
 }
@@ -1071,6 +1073,16 @@ int manager_explain(struct manager *m, pid_t pid, struct manager_explanation *re
 	if (r < 0) {
 		look_done(&l);
 		return r;
+	}
+	if (m->systemd) {
+		_cleanup_free_ char *sd_unit = NULL;
+
+		/* Decisions take the unit from the cgroup path; a person asking
+		 * why should hear if systemd sees it otherwise. */
+		if (cgroup_unit_of(pid, l.cgroup, true, &sd_unit) >= 0 && !streq_ptr(sd_unit, l.unit))
+			log_warning("pid %d: systemd puts it in unit %s, its cgroup path %s says %s; "
+				    "decisions use the path",
+				    (int)pid, sd_unit, l.cgroup, strna(l.unit));
 	}
 	in = (struct policy_input){ .unit = l.unit, .cgroup = l.cgroup, .exe = l.exe };
 	if (l.unit && m->unit_settings &&

@@ -408,6 +408,12 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 	struct log_fields f = LOG_FIELDS_INIT;
 	int r;
 
+	/* A reused PID: the process we tracked under it is gone, whatever
+	 * order its pidfd and the new exec event come in. */
+	if (t && pin_exited(m, t->pidfd)) {
+		release_tracked(m, t);
+		t = NULL;
+	}
 	r = look_at(m, pid, &l);
 	if (r == 0) {
 		in = (struct policy_input){ .unit = l.unit, .cgroup = l.cgroup };

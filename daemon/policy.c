@@ -742,8 +742,10 @@ static bool glob_any(char **globs, const char *s)
 		return true;
 	if (!s)
 		return false;
+	/* Backslashes are literal, as systemd matches unit globs: its
+	 * escaped names ("foo\x2dbar.service") are written as shown. */
 	for (char **g = globs; *g; g++)
-		if (fnmatch(*g, s, 0) == 0)
+		if (fnmatch(*g, s, FNM_NOESCAPE) == 0)
 			return true;
 	return false;
 }

@@ -300,5 +300,21 @@ static void test_load_files(void)
 	CHECK(system(f) == 0);
 }
 
+/* systemd's escaped unit names match as written: backslash is literal. */
+static void test_escaped_names(void)
+{
+	struct policy p;
+	struct policy_decision d;
+
+	CHECK_EQ_INT(parse(&p, "[Rule esc]\nMatchUnit=dev-disk-by\\x2duuid-*.swap app\\x2dweb@*.service\nProtect=yes\n"), 0);
+	d = decide(&p, "dev-disk-by\\x2duuid-1234.swap", "/system.slice/dev-disk-by\\x2duuid-1234.swap", "/x", NULL);
+	CHECK(d.protect);
+	d = decide(&p, "app\\x2dweb@1.service", "/system.slice/system-app\\x2dweb.slice/app\\x2dweb@1.service", "/x", NULL);
+	CHECK(d.protect);
+	d = decide(&p, "appx2dweb@1.service", "/system.slice/appx2dweb@1.service", "/x", NULL);
+	CHECK(!d.protect);
+	policy_done(&p);
+}
+
 TEST_MAIN(test_good, test_dependent_keys, test_errors, test_long_line_and_nul, test_precedence, test_unit_section,
-	  test_load_files)
+	  test_load_files, test_escaped_names)

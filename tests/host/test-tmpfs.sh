@@ -1,0 +1,36 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A program run from a tmpfs under the lock backend: shmem pages are
+# swapped, not dropped, so they are not locked, and the daemon says so
+# (once) instead of failing or locking silently; its libraries from the
+# disk are still locked.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_cgroup2
+
+A=execguard-tmpfs-$$
+new_cgroup "$A"
+mkdir "$T/shm"
+mount -t tmpfs -o size=8M execguard-tmpfs "$T/shm" || skip "cannot mount a tmpfs"
+trap 'kill -9 "${KIDS[@]}" 2>/dev/null; wait 2>/dev/null; umount "$T/shm" 2>/dev/null; cleanup' EXIT
+cp /usr/bin/sleep "$T/shm/sleep-on-tmpfs"
+write_conf <<CONF
+[Daemon]
+Backend=lock
+[Rule t]
+MatchCgroup=/$A
+Protect=yes
+CONF
+start_daemon
+for i in 1 2; do run_in "$A" "$T/shm/sleep-on-tmpfs" 60; done
+p=$LAST_PID
+wait_log "protect pid $p " 5 || fail "not decided"
+wait_log "sleep-on-tmpfs.*on tmpfs/ramfs/hugetlbfs: shmem pages are swapped, not dropped; not locked" 5 ||
+	fail "the tmpfs program is not reported: $(grep -i tmpfs "$T/daemon.log")"
+vmlck=$(awk '$1 == "VmLck:" { print $2 }' "/proc/$DAEMON_PID/status")
+[ "$vmlck" -gt 0 ] || fail "libc from the disk not locked either"
+sleep 1.5
+n=$(grep -c "sleep-on-tmpfs.*on tmpfs" "$T/daemon.log")
+[ "$n" = 1 ] || fail "reported $n times for two processes and their later looks"
+pass "program on tmpfs reported once as not lockable; $vmlck kB of its disk libraries locked"
+stop_daemon || fail "daemon exit status $?"

@@ -149,6 +149,8 @@ static uint64_t reserve_of(const struct daemon_settings *s, uint64_t base)
 					     : base / 100 * DEFAULT_RESERVE_PERCENT;
 	uint64_t floor = base / 8 < RESERVE_FLOOR ? base / 8 : RESERVE_FLOOR;
 
+	if (s->pressure_reserve.set && !s->pressure_reserve.percent && !s->pressure_reserve.bytes)
+		return 0; /* PressureReserve=0: never give back */
 	return v > floor ? v : floor;
 }
 
@@ -582,26 +584,59 @@ static bool give_back_unit(struct lock_backend *b, struct unit_watch *w, uint64_
 	return true;
 }
 
-/* Look at the memory left, system-wide and in every watched unit. */
+static void arm_watch(struct lock_backend *b);
+
+/* Look at the memory left, system-wide and in every watched unit. While
+ * some of it is within four times its reserve, keep looking every
+ * WATCH_USEC (an anonymous squeeze can be faster than PSI events). */
 static void look_at_memory(struct lock_backend *b)
 {
 	uint64_t now = now_usec(b);
+	bool low;
 
 	(void)give_back_global(b, now);
-	for (size_t i = 0; i < b->n_watches; i++)
-		(void)give_back_unit(b, b->watches[i], now);
+	low = b->avail != UINT64_MAX && b->avail < 4 * b->reserve;
+	for (size_t i = 0; i < b->n_watches; i++) {
+		struct unit_watch *w = b->watches[i];
+
+		(void)give_back_unit(b, w, now);
+		if (w->room.limit != UINT64_MAX && w->room.headroom < 4 * w->reserve)
+			low = true;
+	}
+	if (low) {
+		if (b->watch_until < now + 2 * WATCH_USEC)
+			b->watch_until = now + 2 * WATCH_USEC;
+		arm_watch(b);
+	}
 }
 
-static int on_watch(sd_event_source *s, uint64_t usec _unused_, void *userdata)
+static int on_watch(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata)
 {
 	struct lock_backend *b = userdata;
 
-	look_at_memory(b);
-	if (now_usec(b) < b->watch_until) {
-		(void)sd_event_source_set_time_relative(s, WATCH_USEC);
-		(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-	}
+	if (now_usec(b) < b->watch_until)
+		look_at_memory(b);
+	if (now_usec(b) < b->watch_until)
+		arm_watch(b);
 	return 0;
+}
+
+static void arm_watch(struct lock_backend *b)
+{
+	int on = SD_EVENT_OFF;
+
+	if (!b->event)
+		return;
+	if (!b->watch) {
+		if (sd_event_add_time_relative(b->event, &b->watch, CLOCK_MONOTONIC, WATCH_USEC, 10000, on_watch,
+					       b) >= 0)
+			(void)sd_event_source_set_description(b->watch, "lock-memory-watch");
+		return;
+	}
+	if (sd_event_source_get_enabled(b->watch, &on) >= 0 && on == SD_EVENT_OFF) {
+		(void)sd_event_source_set_time_relative(b->watch, WATCH_USEC);
+		(void)sd_event_source_set_enabled(b->watch, SD_EVENT_ONESHOT);
+	}
 }
 
 /* A PSI event: memory is contended. Look now and every WATCH_USEC for
@@ -619,22 +654,10 @@ static void pressure_seen(struct lock_backend *b, struct unit_watch *w, bool ful
 		else
 			b->full_until = now + (uint64_t)window * 1000;
 	}
-	b->watch_until = now + 2ull * window * 1000;
+	if (b->watch_until < now + 2ull * window * 1000)
+		b->watch_until = now + 2ull * window * 1000;
 	look_at_memory(b);
-	if (!b->event)
-		return;
-	if (!b->watch) {
-		if (sd_event_add_time_relative(b->event, &b->watch, CLOCK_MONOTONIC, WATCH_USEC, 10000, on_watch,
-					       b) >= 0)
-			(void)sd_event_source_set_description(b->watch, "lock-memory-watch");
-	} else {
-		int on = SD_EVENT_OFF;
-
-		if (sd_event_source_get_enabled(b->watch, &on) >= 0 && on == SD_EVENT_OFF) {
-			(void)sd_event_source_set_time_relative(b->watch, WATCH_USEC);
-			(void)sd_event_source_set_enabled(b->watch, SD_EVENT_ONESHOT);
-		}
-	}
+	arm_watch(b);
 }
 
 static void on_pressure(struct psi_trigger *t _unused_, void *userdata)
@@ -803,6 +826,8 @@ static int do_recheck(struct lock_backend *b)
 			r = k;
 	}
 	plan_and_apply(b);
+	/* Also without PSI events: memory can run short quietly. */
+	look_at_memory(b);
 	log_summary(b, false);
 	return r;
 }

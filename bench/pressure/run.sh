@@ -9,8 +9,9 @@
 #   none     no protection
 #   protect  memory.exec_protect=1 on the service's cgroup
 #   lock     execguardd, Backend=lock, its defaults (it gives locked text
-#            back when memory PSI crosses PressureStallMSec=100 per second)
-#   lockpin  the same with that give-back as good as off (9.9 s per 10 s)
+#            back when memory PSI fires and MemAvailable is below
+#            PressureReserve=1%)
+#   lockpin  the same with the give-back off (PressureReserve=0)
 #   mlock    whole-file mlock of every file the service maps executable
 #            (what prelockd and memlockd do)
 # Writes bench/pressure/results.md and bench/pressure/latency.png, raw data

@@ -44,7 +44,7 @@
 #define DEFAULT_STALL_MS 100u
 #define DEFAULT_WINDOW_MS 1000u
 #define DEFAULT_RECOVER_SEC 30u
-#define DEFAULT_RESERVE_PERCENT 1u
+#define DEFAULT_RESERVE_PERCENT 1u /* policy.c's default; for zeroed settings */
 /* The reserve is never below this (or an eighth of what it is taken of). */
 #define RESERVE_FLOOR (4ull << 20)
 /* How often memory is looked at while there was pressure recently. */
@@ -61,6 +61,7 @@ struct unit_watch {
 	struct psi_trigger *psi_full;
 	char *memcg1;		 /* v1 memory controller directory, if any */
 	uint64_t full_until;	 /* a "full" stall was seen: low room is severe */
+	uint64_t low_since;	 /* below the reserve since; 0: not */
 	struct memcg_room room;	 /* at the last look */
 	uint64_t reserve;
 };
@@ -104,6 +105,7 @@ struct lock_backend {
 	sd_event_source *watch;
 	uint64_t watch_until, full_until;
 	uint64_t avail, reserve; /* at the last look; avail UINT64_MAX: unknown */
+	uint64_t low_since;	 /* below the reserve since; 0: not */
 
 	struct proc_entry **procs;
 	size_t n_procs;
@@ -521,8 +523,22 @@ static void log_give_back(struct lock_backend *b, const struct unit_watch *w, bo
 	b->ceiling_logged = true;
 }
 
-/* Below the reserve: give back what brings the room to twice the reserve,
- * everything when less than half of it is left or every task stalls. */
+/* Below the reserve for LOW_USEC (reclaim catching up makes short dips):
+ * give back what brings the room to twice the reserve, everything when a
+ * "full" stall was seen within the window; at once and everything when
+ * less than half of the reserve is left. */
+#define LOW_USEC 1000000ull
+static bool below_reserve(uint64_t *low_since, uint64_t room, uint64_t reserve, uint64_t now)
+{
+	if (room >= reserve) {
+		*low_since = 0;
+		return false;
+	}
+	if (!*low_since)
+		*low_since = now;
+	return room < reserve / 2 || now - *low_since >= LOW_USEC;
+}
+
 static bool give_back_global(struct lock_backend *b, uint64_t now)
 {
 	struct lockset_totals before, after;
@@ -533,10 +549,10 @@ static bool give_back_global(struct lock_backend *b, uint64_t now)
 		return false;
 	}
 	b->reserve = reserve_of(&b->settings, b->mem_total);
-	if (b->avail >= b->reserve)
+	all = b->avail < b->reserve / 2 || now < b->full_until;
+	if (!below_reserve(&b->low_since, b->avail, b->reserve, now))
 		return false;
 	lockset_totals(b->ls, &before);
-	all = b->avail < b->reserve / 2 || now < b->full_until;
 	changed = all ? lockset_pressure_release_all(b->ls, now)
 		      : lockset_pressure_give_back(b->ls, now, 2 * b->reserve - b->avail);
 	if (!changed)
@@ -567,13 +583,15 @@ static bool give_back_unit(struct lock_backend *b, struct unit_watch *w, uint64_
 	bool all, changed;
 
 	unit_room(b, w);
-	if (w->room.limit == UINT64_MAX || w->room.headroom >= w->reserve)
+	if (w->room.limit == UINT64_MAX)
+		return false;
+	all = w->room.headroom < w->reserve / 2 || now < w->full_until;
+	if (!below_reserve(&w->low_since, w->room.headroom, w->reserve, now))
 		return false;
 	u = lockset_find_unit(b->ls, w->unit);
 	if (!u)
 		return false;
 	before = u->charged;
-	all = w->room.headroom < w->reserve / 2 || now < w->full_until;
 	changed = all ? lockset_unit_release_all(b->ls, w->unit, now)
 		      : lockset_unit_give_back(b->ls, w->unit, now, 2 * w->reserve - w->room.headroom);
 	if (!changed)

@@ -31,7 +31,7 @@ SRC=$(cd "$HERE/../.." && pwd)
 REPS=3 MODES="none protect lock lockpin mlock" LRUS="classic mglru"
 UNLOADED=5 PRESSURE=25 MEM=1G ROOM=48 BPS=20000000 IOPS=200 COLD=20 WS=32
 OUT=$HERE/out KERNEL=${EXECGUARD_BZIMAGE:-} KEEP=0
-CMDLINE="$0 $*"
+CMDLINE=$(printf '%q ' "$0" "$@"); CMDLINE=${CMDLINE% }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--reps) REPS=$2 ;; --modes) MODES=$2 ;; --lrus) LRUS=$2 ;;

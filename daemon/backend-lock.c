@@ -3,7 +3,19 @@
  * resident pages of protected processes' exec file mappings mlock()ed,
  * page precisely, within budgets, and gives them back under memory
  * pressure. The decisions are lockset.c's; this file does the I/O and owns
- * the sd-event sources (re-check timer, PSI trigger). */
+ * the sd-event sources (re-check timer, PSI triggers, the memory watch).
+ *
+ * What is locked: the pages of each exec file range that are resident
+ * (mincore() on the daemon's own mapping) and mapped by a protected
+ * process (the present bit of /proc/PID/pagemap over its mapping), so not
+ * the read-ahead around a fault that never ran. Without a readable
+ * pagemap, resident pages are taken.
+ *
+ * Giving back: a PSI trigger event only starts a watch. Locks are given
+ * back when memory is actually running out, that is when MemAvailable (or
+ * a unit cgroup's room under its limit plus its reclaimable file memory,
+ * meminfo.h) is below PressureReserve=: page-cache churn keeps those
+ * high, and then the locks are what keeps text from being thrashed. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +29,7 @@
 #include "caps.h"
 #include "lockset.h"
 #include "log.h"
+#include "meminfo.h"
 #include "psi.h"
 #include "residency.h"
 #include "util.h"
@@ -32,6 +45,11 @@
 #define DEFAULT_STALL_MS 100u
 #define DEFAULT_WINDOW_MS 1000u
 #define DEFAULT_RECOVER_SEC 30u
+#define DEFAULT_RESERVE_PERCENT 1u /* policy.c's default; for zeroed settings */
+/* The reserve is never below this (or an eighth of what it is taken of). */
+#define RESERVE_FLOOR (4ull << 20)
+/* How often memory is looked at while there was pressure recently. */
+#define WATCH_USEC 250000ull
 
 struct lock_backend;
 
@@ -42,6 +60,29 @@ struct unit_watch {
 	char *cgroup;
 	struct psi_trigger *psi; /* NULL: could not be set (reported once) */
 	struct psi_trigger *psi_full;
+	char *memcg1;		 /* v1 memory controller directory, if any */
+	uint64_t full_until;	 /* a "full" stall was seen: low room is severe */
+	uint64_t low_since;	 /* below the reserve since; 0: not */
+	struct memcg_room room;	 /* at the last look */
+	uint64_t reserve;
+};
+
+/* Where a protected process maps each of its ranges, and its pagemap. */
+struct proc_map {
+	struct lock_key key;
+	uint64_t start;
+};
+
+struct proc_entry {
+	pid_t pid;
+	int pagemap_fd; /* -1: cannot tell what it maps, take what is resident */
+	struct proc_map *maps;
+	size_t n_maps;
+};
+
+struct map_user {
+	const struct proc_map *m;
+	const struct proc_entry *p;
 };
 
 struct lock_backend {
@@ -60,6 +101,21 @@ struct lock_backend {
 	sd_event_source *recheck;
 	struct psi_trigger *psi, *psi_full;
 	bool ceiling_logged;
+
+	/* The memory watch: armed by PSI events, looks at the room left. */
+	sd_event_source *watch;
+	uint64_t watch_until, full_until;
+	uint64_t avail, reserve; /* at the last look; avail UINT64_MAX: unknown */
+	uint64_t low_since;	 /* below the reserve since; 0: not */
+
+	struct proc_entry **procs;
+	size_t n_procs;
+	struct map_user *users; /* sorted by key, rebuilt when users_dirty */
+	size_t n_users;
+	bool users_dirty;
+	uint64_t *pm; /* pagemap scratch */
+	unsigned char *mapped;
+	size_t mapped_size;
 
 	struct unit_watch **watches;
 	size_t n_watches;
@@ -87,6 +143,18 @@ static void pressure_params(const struct daemon_settings *s, unsigned *stall, un
 	if (*stall > *window)
 		*stall = *window;
 	*recover = s->pressure_recover_sec ? s->pressure_recover_sec : DEFAULT_RECOVER_SEC;
+}
+
+/* PressureReserve= of what (RAM, a cgroup limit), with its floor. */
+static uint64_t reserve_of(const struct daemon_settings *s, uint64_t base)
+{
+	uint64_t v = s->pressure_reserve.set ? budget_resolve(&s->pressure_reserve, base)
+					     : base / 100 * DEFAULT_RESERVE_PERCENT;
+	uint64_t floor = base / 8 < RESERVE_FLOOR ? base / 8 : RESERVE_FLOOR;
+
+	if (s->pressure_reserve.set && !s->pressure_reserve.percent && !s->pressure_reserve.bytes)
+		return 0; /* PressureReserve=0: never give back */
+	return v > floor ? v : floor;
 }
 
 static uint64_t resolve_cap(const struct budget *b, uint64_t mem_total)
@@ -130,6 +198,116 @@ static void range_unmap(struct lock_range *r, void *userdata _unused_)
 
 static const struct lockset_ops lock_ops = { .range_free = range_unmap };
 
+static int cmp_key_ptr(const struct lock_key *a, const struct lock_key *b)
+{
+	return lock_key_compare(a, b);
+}
+
+static int cmp_user(const void *x, const void *y)
+{
+	const struct map_user *a = x, *b = y;
+
+	return cmp_key_ptr(&a->m->key, &b->m->key);
+}
+
+static void users_rebuild(struct lock_backend *b)
+{
+	size_t n = 0;
+	struct map_user *u;
+
+	if (!b->users_dirty)
+		return;
+	for (size_t i = 0; i < b->n_procs; i++)
+		n += b->procs[i]->n_maps;
+	u = realloc(b->users, (n ? n : 1) * sizeof(*u));
+	if (!u)
+		return; /* keep dirty: the next scan tries again */
+	b->users = u;
+	b->n_users = 0;
+	for (size_t i = 0; i < b->n_procs; i++)
+		for (size_t j = 0; j < b->procs[i]->n_maps; j++)
+			b->users[b->n_users++] = (struct map_user){ &b->procs[i]->maps[j], b->procs[i] };
+	qsort(b->users, b->n_users, sizeof(*b->users), cmp_user);
+	b->users_dirty = false;
+}
+
+/* OR the pagemap present bits of one process's mapping into b->mapped. */
+static int read_present(struct lock_backend *b, const struct map_user *u, size_t n_pages)
+{
+	enum { CHUNK = 512 };
+	uint64_t first = u->m->start / b->page_size;
+
+	if (!b->pm) {
+		b->pm = malloc(CHUNK * sizeof(uint64_t));
+		if (!b->pm)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < n_pages;) {
+		size_t want = n_pages - i < CHUNK ? n_pages - i : CHUNK;
+		ssize_t got = pread(u->p->pagemap_fd, b->pm, want * sizeof(uint64_t),
+				    (off_t)((first + i) * sizeof(uint64_t)));
+
+		if (got < 0)
+			return -errno;
+		if (got == 0)
+			return -ESRCH; /* that address space is gone (exit, exec) */
+		for (size_t k = 0; k < (size_t)got / sizeof(uint64_t); k++)
+			if (b->pm[k] >> 63) /* present */
+				b->mapped[i + k] = 1;
+		i += (size_t)got / sizeof(uint64_t);
+	}
+	return 0;
+}
+
+/* Keep of the resident pages only those a protected process has mapped;
+ * unchanged when some process mapping the range cannot be asked. */
+static void filter_mapped(struct lock_backend *b, struct lock_range *r)
+{
+	size_t lo = 0, hi, n;
+	bool any = false;
+
+	users_rebuild(b);
+	if (b->users_dirty)
+		return;
+	hi = b->n_users;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_key_ptr(&b->users[mid].m->key, &r->key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == b->n_users || cmp_key_ptr(&b->users[lo].m->key, &r->key) != 0)
+		return;
+	if (r->n_pages > b->mapped_size) {
+		unsigned char *nm = realloc(b->mapped, r->n_pages);
+
+		if (!nm)
+			return;
+		b->mapped = nm;
+		b->mapped_size = r->n_pages;
+	}
+	memset(b->mapped, 0, r->n_pages);
+	for (n = lo; n < b->n_users && cmp_key_ptr(&b->users[n].m->key, &r->key) == 0; n++) {
+		const struct map_user *u = &b->users[n];
+
+		if (u->p->pagemap_fd < 0)
+			return;
+		int k = read_present(b, u, r->n_pages);
+
+		if (k == 0)
+			any = true;
+		else if (k == -ENOMEM)
+			return;
+	}
+	if (!any)
+		return;
+	for (size_t i = 0; i < r->n_pages; i++)
+		if (!b->mapped[i])
+			b->vec[i] &= (unsigned char)~1u;
+}
+
 static int scan_range(struct lock_backend *b, struct lock_range *r)
 {
 	int k;
@@ -147,6 +325,7 @@ static int scan_range(struct lock_backend *b, struct lock_range *r)
 	k = residency_mincore(r->map, r->key.length, b->vec);
 	if (k < 0)
 		return k;
+	filter_mapped(b, r);
 	lockset_range_update_resident(r, b->vec);
 	return 0;
 }
@@ -305,103 +484,223 @@ static void plan_and_apply(struct lock_backend *b)
 	report_refusals(b);
 }
 
-static void on_pressure(struct psi_trigger *t _unused_, void *userdata)
+static void log_give_back(struct lock_backend *b, const struct unit_watch *w, bool all, uint64_t freed,
+			  uint64_t room, uint64_t reserve)
 {
-	struct lock_backend *b = userdata;
 	unsigned stall, window, recover;
-	struct lockset_totals before, after;
 	struct log_fields f = LOG_FIELDS_INIT;
-	char c[32], freed[32];
+	char fr[32], rm[32], rs[32], c[32];
+	uint64_t ceiling = lockset_pressure_ceiling(b->ls);
 
 	pressure_params(&b->settings, &stall, &window, &recover);
-	if (b->psi)
-		window = psi_trigger_window_ms(b->psi);
+	format_bytes(fr, sizeof(fr), freed);
+	format_bytes(rm, sizeof(rm), room);
+	format_bytes(rs, sizeof(rs), reserve);
+	f.backend = "lock";
+	if (w) {
+		struct lock_unit *u = lockset_find_unit(b->ls, w->unit);
+
+		ceiling = u ? u->ceiling : 0;
+		f.unit = w->unit;
+		f.cgroup = w->cgroup;
+		f.bytes = u ? (long long)u->charged : -1;
+	} else {
+		struct lockset_totals t;
+
+		lockset_totals(b->ls, &t);
+		f.bytes = (long long)t.locked;
+	}
+	format_bytes(c, sizeof(c), ceiling);
+	if (all)
+		log_event(LOG_WARNING, MID_LOCK_PRESSURE, &f,
+			  "memory nearly exhausted%s%s (%s left, reserve %s): gave back all %s of %slocked text "
+			  "until %us with enough memory",
+			  w ? " in " : "", w ? w->cgroup : "", rm, rs, fr, w ? "its own " : "", recover);
+	else
+		log_event(LOG_NOTICE, MID_LOCK_PRESSURE, &f,
+			  "memory running out%s%s (%s left, reserve %s): gave back %s of %slocked text, coldest "
+			  "and least shared first; locking at most %s until %us with enough memory",
+			  w ? " in " : "", w ? w->cgroup : "", rm, rs, fr, w ? "its own " : "", c, recover);
+	b->ceiling_logged = true;
+}
+
+/* Below the reserve for LOW_USEC (reclaim catching up makes short dips):
+ * give back what brings the room to twice the reserve, everything when a
+ * "full" stall was seen within the window; at once and everything when
+ * less than half of the reserve is left. */
+#define LOW_USEC 1000000ull
+static bool below_reserve(uint64_t *low_since, uint64_t room, uint64_t reserve, uint64_t now)
+{
+	if (room >= reserve) {
+		*low_since = 0;
+		return false;
+	}
+	if (!*low_since)
+		*low_since = now;
+	return room < reserve / 2 || now - *low_since >= LOW_USEC;
+}
+
+static bool give_back_global(struct lock_backend *b, uint64_t now)
+{
+	struct lockset_totals before, after;
+	bool all, changed;
+
+	if (meminfo_available(&b->avail) < 0) {
+		b->avail = UINT64_MAX;
+		return false;
+	}
+	b->reserve = reserve_of(&b->settings, b->mem_total);
+	all = b->avail < b->reserve / 2 || now < b->full_until;
+	if (!below_reserve(&b->low_since, b->avail, b->reserve, now))
+		return false;
 	lockset_totals(b->ls, &before);
-	if (!lockset_pressure_event(b->ls, now_usec(b), (uint64_t)window * 1000))
-		return;
+	changed = all ? lockset_pressure_release_all(b->ls, now)
+		      : lockset_pressure_give_back(b->ls, now, 2 * b->reserve - b->avail);
+	if (!changed)
+		return false;
 	plan_and_apply(b);
 	lockset_totals(b->ls, &after);
-	format_bytes(c, sizeof(c), lockset_pressure_ceiling(b->ls));
-	format_bytes(freed, sizeof(freed), before.locked - (after.locked < before.locked ? after.locked : before.locked));
-	f.backend = "lock";
-	f.bytes = (long long)after.locked;
-	log_event(LOG_NOTICE, MID_LOCK_PRESSURE, &f,
-		  "memory pressure: gave back %s of locked text, coldest and least shared first; "
-		  "locking at most %s until %us without pressure",
-		  freed, c, recover);
-	b->ceiling_logged = true;
+	log_give_back(b, NULL, all, before.locked > after.locked ? before.locked - after.locked : 0, b->avail,
+		      b->reserve);
+	return true;
 }
 
-/* Every task waiting for memory: give back all locked text now, rather
- * than halving window by window, so that our locks cannot be what tips
- * the machine into an OOM kill. */
-static void on_full_pressure(struct psi_trigger *t _unused_, void *userdata)
+static void unit_room(struct lock_backend *b, struct unit_watch *w)
+{
+	struct memcg_room r2 = { UINT64_MAX, UINT64_MAX }, r1 = { UINT64_MAX, UINT64_MAX };
+
+	if (b->cgroup_root_fd >= 0 && w->cgroup)
+		(void)memcg2_room(b->cgroup_root_fd, w->cgroup, b->mem_total, &r2);
+	if (w->memcg1)
+		(void)memcg1_room(w->memcg1, b->mem_total, &r1);
+	w->room = r1.headroom < r2.headroom ? r1 : r2;
+	w->reserve = w->room.limit == UINT64_MAX ? 0 : reserve_of(&b->settings, w->room.limit);
+}
+
+static bool give_back_unit(struct lock_backend *b, struct unit_watch *w, uint64_t now)
+{
+	struct lock_unit *u;
+	uint64_t before;
+	bool all, changed;
+
+	unit_room(b, w);
+	if (w->room.limit == UINT64_MAX)
+		return false;
+	all = w->room.headroom < w->reserve / 2 || now < w->full_until;
+	if (!below_reserve(&w->low_since, w->room.headroom, w->reserve, now))
+		return false;
+	u = lockset_find_unit(b->ls, w->unit);
+	if (!u)
+		return false;
+	before = u->charged;
+	changed = all ? lockset_unit_release_all(b->ls, w->unit, now)
+		      : lockset_unit_give_back(b->ls, w->unit, now, 2 * w->reserve - w->room.headroom);
+	if (!changed)
+		return false;
+	plan_and_apply(b);
+	u = lockset_find_unit(b->ls, w->unit);
+	log_give_back(b, w, all, u && before > u->charged ? before - u->charged : 0, w->room.headroom, w->reserve);
+	return true;
+}
+
+static void arm_watch(struct lock_backend *b);
+
+/* Look at the memory left, system-wide and in every watched unit. While
+ * some of it is within four times its reserve, keep looking every
+ * WATCH_USEC (an anonymous squeeze can be faster than PSI events). */
+static void look_at_memory(struct lock_backend *b)
+{
+	uint64_t now = now_usec(b);
+	bool low;
+
+	(void)give_back_global(b, now);
+	low = b->avail != UINT64_MAX && b->avail < 4 * b->reserve;
+	for (size_t i = 0; i < b->n_watches; i++) {
+		struct unit_watch *w = b->watches[i];
+
+		(void)give_back_unit(b, w, now);
+		if (w->room.limit != UINT64_MAX && w->room.headroom < 4 * w->reserve)
+			low = true;
+	}
+	if (low) {
+		if (b->watch_until < now + 2 * WATCH_USEC)
+			b->watch_until = now + 2 * WATCH_USEC;
+		arm_watch(b);
+	}
+}
+
+static int on_watch(sd_event_source *s _unused_, uint64_t usec _unused_, void *userdata)
 {
 	struct lock_backend *b = userdata;
-	unsigned stall, window, recover;
-	struct lockset_totals before;
-	struct log_fields f = LOG_FIELDS_INIT;
-	char freed[32];
 
-	lockset_totals(b->ls, &before);
-	if (!lockset_pressure_release_all(b->ls, now_usec(b)))
-		return;
-	plan_and_apply(b);
-	pressure_params(&b->settings, &stall, &window, &recover);
-	format_bytes(freed, sizeof(freed), before.locked);
-	f.backend = "lock";
-	f.bytes = (long long)before.locked;
-	log_event(LOG_WARNING, MID_LOCK_PRESSURE, &f,
-		  "severe memory pressure (all tasks stalled): gave back all %s of locked text until %us "
-		  "without pressure",
-		  freed, recover);
-	b->ceiling_logged = true;
+	if (now_usec(b) < b->watch_until)
+		look_at_memory(b);
+	if (now_usec(b) < b->watch_until)
+		arm_watch(b);
+	return 0;
 }
 
-static void on_unit_full_pressure(struct psi_trigger *t _unused_, void *userdata)
+static void arm_watch(struct lock_backend *b)
 {
-	struct unit_watch *w = userdata;
-	struct lock_backend *b = w->b;
-	struct log_fields f = LOG_FIELDS_INIT;
+	int on = SD_EVENT_OFF;
 
-	if (!lockset_unit_release_all(b->ls, w->unit, now_usec(b)))
+	if (!b->event)
 		return;
-	plan_and_apply(b);
-	f.backend = "lock";
-	f.unit = w->unit;
-	f.cgroup = w->cgroup;
-	log_event(LOG_WARNING, MID_LOCK_PRESSURE, &f,
-		  "severe memory pressure in %s (all its tasks stalled): gave back all its own locked text",
-		  w->cgroup);
-	b->ceiling_logged = true;
+	if (!b->watch) {
+		if (sd_event_add_time_relative(b->event, &b->watch, CLOCK_MONOTONIC, WATCH_USEC, 10000, on_watch,
+					       b) >= 0)
+			(void)sd_event_source_set_description(b->watch, "lock-memory-watch");
+		return;
+	}
+	if (sd_event_source_get_enabled(b->watch, &on) >= 0 && on == SD_EVENT_OFF) {
+		(void)sd_event_source_set_time_relative(b->watch, WATCH_USEC);
+		(void)sd_event_source_set_enabled(b->watch, SD_EVENT_ONESHOT);
+	}
+}
+
+/* A PSI event: memory is contended. Look now and every WATCH_USEC for
+ * two windows after the last event; under an anonymous squeeze the room
+ * can shrink faster than one event per window. */
+static void pressure_seen(struct lock_backend *b, struct unit_watch *w, bool full)
+{
+	unsigned stall, window, recover;
+	uint64_t now = now_usec(b);
+
+	pressure_params(&b->settings, &stall, &window, &recover);
+	if (full) {
+		if (w)
+			w->full_until = now + (uint64_t)window * 1000;
+		else
+			b->full_until = now + (uint64_t)window * 1000;
+	}
+	if (b->watch_until < now + 2ull * window * 1000)
+		b->watch_until = now + 2ull * window * 1000;
+	look_at_memory(b);
+	arm_watch(b);
+}
+
+static void on_pressure(struct psi_trigger *t _unused_, void *userdata)
+{
+	pressure_seen(userdata, NULL, false);
+}
+
+static void on_full_pressure(struct psi_trigger *t _unused_, void *userdata)
+{
+	pressure_seen(userdata, NULL, true);
 }
 
 static void on_unit_pressure(struct psi_trigger *t _unused_, void *userdata)
 {
 	struct unit_watch *w = userdata;
-	struct lock_backend *b = w->b;
-	unsigned stall, window, recover;
-	struct log_fields f = LOG_FIELDS_INIT;
-	struct lock_unit *u;
-	char c[32];
 
-	pressure_params(&b->settings, &stall, &window, &recover);
-	if (w->psi)
-		window = psi_trigger_window_ms(w->psi);
-	if (!lockset_unit_pressure_event(b->ls, w->unit, now_usec(b), (uint64_t)window * 1000))
-		return;
-	plan_and_apply(b);
-	u = lockset_find_unit(b->ls, w->unit);
-	format_bytes(c, sizeof(c), u ? u->ceiling : 0);
-	f.backend = "lock";
-	f.unit = w->unit;
-	f.cgroup = w->cgroup;
-	f.bytes = u ? (long long)u->charged : -1;
-	log_event(LOG_NOTICE, MID_LOCK_PRESSURE, &f,
-		  "memory pressure in %s: giving back its own locked text, coldest first; at most %s "
-		  "for it until %us without pressure",
-		  w->cgroup, c, recover);
-	b->ceiling_logged = true;
+	pressure_seen(w->b, w, false);
+}
+
+static void on_unit_full_pressure(struct psi_trigger *t _unused_, void *userdata)
+{
+	struct unit_watch *w = userdata;
+
+	pressure_seen(w->b, w, true);
 }
 
 static struct unit_watch *unit_watch_free(struct unit_watch *w)
@@ -412,13 +711,17 @@ static struct unit_watch *unit_watch_free(struct unit_watch *w)
 	psi_trigger_free(w->psi_full);
 	free(w->unit);
 	free(w->cgroup);
+	free(w->memcg1);
 	free(w);
 	return NULL;
 }
 
-/* Watch the memory.pressure of the cgroup of a unit, once per unit. The
+/* Watch the memory.pressure of the cgroup of a unit, once per unit, and
+ * look at its room under its memory limits (cgroup2, and the v1 memory
+ * controller's group of the process at proc_pid_fd, or memcg1 given). The
  * root cgroup is the global trigger's business. */
-static void unit_watch_add(struct lock_backend *b, const char *unit, const char *cgroup)
+static void unit_watch_add(struct lock_backend *b, const char *unit, const char *cgroup, int proc_pid_fd,
+			   const char *memcg1)
 {
 	unsigned stall, window, recover;
 	struct unit_watch *w, **nw;
@@ -453,6 +756,10 @@ static void unit_watch_add(struct lock_backend *b, const char *unit, const char 
 		unit_watch_free(w);
 		return;
 	}
+	if (memcg1)
+		w->memcg1 = strdup(memcg1);
+	else if (proc_pid_fd >= 0)
+		(void)memcg1_dir_of(proc_pid_fd, &w->memcg1);
 	pressure_params(&b->settings, &stall, &window, &recover);
 	r = psi_trigger_new(b->event, b->cgroup_root_fd, path, PSI_SOME, stall, window, on_unit_pressure, w, &w->psi);
 	if (r >= 0)
@@ -495,7 +802,7 @@ static void unit_watches_reset(struct lock_backend *b)
 	b->watches = NULL;
 	b->n_watches = 0;
 	for (size_t i = 0; i < n; i++) {
-		unit_watch_add(b, old[i]->unit, old[i]->cgroup);
+		unit_watch_add(b, old[i]->unit, old[i]->cgroup, -1, old[i]->memcg1);
 		unit_watch_free(old[i]);
 	}
 	free(old);
@@ -508,12 +815,27 @@ static int do_recheck(struct lock_backend *b)
 	int r = 0;
 
 	pressure_params(&b->settings, &stall, &window, &recover);
+	/* A ceiling stays while memory is short (under twice the reserve):
+	 * retaking would only be given back again. */
+	if (lockset_pressure_ceiling(b->ls) != UINT64_MAX && meminfo_available(&b->avail) >= 0 &&
+	    b->avail < 2 * reserve_of(&b->settings, b->mem_total))
+		lockset_pressure_hold(b->ls, NULL, now_usec(b));
+	for (size_t i = 0; i < b->n_watches; i++) {
+		struct unit_watch *w = b->watches[i];
+		struct lock_unit *u = lockset_find_unit(b->ls, w->unit);
+
+		if (!u || u->ceiling == UINT64_MAX)
+			continue;
+		unit_room(b, w);
+		if (w->room.limit != UINT64_MAX && w->room.headroom < 2 * w->reserve)
+			lockset_pressure_hold(b->ls, w->unit, now_usec(b));
+	}
 	if (lockset_pressure_tick(b->ls, now_usec(b), (uint64_t)recover * 1000000) && b->ceiling_logged) {
 		struct log_fields f = LOG_FIELDS_INIT;
 
 		f.backend = "lock";
 		log_event(LOG_NOTICE, MID_LOCK_PRESSURE, &f,
-			  "no memory pressure for %us: locking text again within the budget", recover);
+			  "enough memory for %us: locking text again within the budget", recover);
 		b->ceiling_logged = false;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -523,6 +845,8 @@ static int do_recheck(struct lock_backend *b)
 			r = k;
 	}
 	plan_and_apply(b);
+	/* Also without PSI events: memory can run short quietly. */
+	look_at_memory(b);
 	log_summary(b, false);
 	return r;
 }
@@ -594,6 +918,74 @@ static int setup_sources(struct lock_backend *b)
 }
 
 
+static void proc_entry_free(struct proc_entry *p)
+{
+	if (!p)
+		return;
+	closep(&p->pagemap_fd);
+	free(p->maps);
+	free(p);
+}
+
+static struct proc_entry *proc_entry_find(struct lock_backend *b, pid_t pid, size_t *ret_i)
+{
+	for (size_t i = 0; i < b->n_procs; i++)
+		if (b->procs[i]->pid == pid) {
+			if (ret_i)
+				*ret_i = i;
+			return b->procs[i];
+		}
+	return NULL;
+}
+
+/* Remember where pid maps its ranges, and open its pagemap once. */
+static void proc_entry_set(struct lock_backend *b, const struct protect_target *t, const struct lock_mapping *lm,
+			   const struct exec_mapping *const *src, size_t n)
+{
+	struct proc_entry *p = proc_entry_find(b, t->pid, NULL);
+	struct proc_map *maps = calloc(n ? n : 1, sizeof(*maps));
+
+	if (!maps)
+		return;
+	if (!p) {
+		struct proc_entry **np = realloc(b->procs, (b->n_procs + 1) * sizeof(*np));
+
+		if (!np) {
+			free(maps);
+			return;
+		}
+		b->procs = np;
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			free(maps);
+			return;
+		}
+		p->pid = t->pid;
+		p->pagemap_fd = t->proc_pid_fd >= 0 ? openat(t->proc_pid_fd, "pagemap", O_RDONLY | O_CLOEXEC) : -1;
+		if (p->pagemap_fd < 0)
+			p->pagemap_fd = -1;
+		b->procs[b->n_procs++] = p;
+	}
+	for (size_t i = 0; i < n; i++)
+		maps[i] = (struct proc_map){ lm[i].key, src[i]->start };
+	free(p->maps);
+	p->maps = maps;
+	p->n_maps = n;
+	b->users_dirty = true;
+}
+
+static void proc_entry_remove(struct lock_backend *b, pid_t pid)
+{
+	size_t i;
+	struct proc_entry *p = proc_entry_find(b, pid, &i);
+
+	if (!p)
+		return;
+	proc_entry_free(p);
+	b->procs[i] = b->procs[--b->n_procs];
+	b->users_dirty = true;
+}
+
 static int lock_probe(const struct backend_env *env _unused_, char **ret_reason)
 {
 	struct rlimit rl;
@@ -617,6 +1009,13 @@ static void lock_destroy(void *state)
 	if (!b)
 		return;
 	b->recheck = sd_event_source_disable_unref(b->recheck);
+	b->watch = sd_event_source_disable_unref(b->watch);
+	for (size_t i = 0; i < b->n_procs; i++)
+		proc_entry_free(b->procs[i]);
+	free(b->procs);
+	free(b->users);
+	free(b->pm);
+	free(b->mapped);
 	b->psi = psi_trigger_free(b->psi);
 	b->psi_full = psi_trigger_free(b->psi_full);
 	for (size_t i = 0; i < b->n_watches; i++)
@@ -798,21 +1197,25 @@ static int lock_protect(void *state, const struct protect_target *t)
 	r = lockset_process_set(b->ls, t->pid, group, unit_cap, lm, n);
 	if (r < 0)
 		return r;
+	proc_entry_set(b, t, lm, src, n);
 	if (t->unit || t->cgroup)
-		unit_watch_add(b, group, t->cgroup);
+		unit_watch_add(b, group, t->cgroup, t->proc_pid_fd, NULL);
 	if (b->recheck) {
 		int on = SD_EVENT_OFF;
 
 		if (sd_event_source_get_enabled(b->recheck, &on) >= 0 && on == SD_EVENT_OFF)
 			arm_recheck(b);
 	}
-	if (r > 0)
-		for (size_t i = 0; i < n; i++) {
-			struct lock_range *lr = lockset_find_range(b->ls, &lm[i].key);
+	for (size_t i = 0; i < n; i++) {
+		struct lock_range *lr = lockset_find_range(b->ls, &lm[i].key);
 
-			if (lr && lr->state == LOCK_RANGE_NEW)
-				open_range(b, t, src[i], lr);
-		}
+		if (lr && lr->state == LOCK_RANGE_NEW)
+			open_range(b, t, src[i], lr);
+		else if (lr)
+			/* What this process has mapped counts now, not at the
+			 * next re-check. */
+			(void)scan_range(b, lr);
+	}
 	plan_and_apply(b);
 	return 0;
 }
@@ -823,6 +1226,7 @@ static void lock_release(void *state, pid_t pid)
 
 	/* Ranges nobody maps any more are unmapped (and so unlocked);
 	 * the freed budget goes to what was refused. */
+	proc_entry_remove(b, pid);
 	if (lockset_process_remove(b->ls, pid) > 0) {
 		unit_watches_prune(b);
 		plan_and_apply(b);
@@ -909,7 +1313,15 @@ int backend_lock_dump(void *state, FILE *f)
 		fprintf(f, " ceiling=none");
 	else
 		fprintf(f, " ceiling=%" PRIu64, ceiling);
-	fprintf(f, " pressure_events=%u", lockset_pressure_events(b->ls));
+	fprintf(f, " pressure_events=%u psi_events=%u", lockset_pressure_events(b->ls),
+		(b->psi ? psi_trigger_events(b->psi) : 0) + (b->psi_full ? psi_trigger_events(b->psi_full) : 0));
+	{
+		uint64_t avail = 0;
+
+		if (meminfo_available(&avail) >= 0)
+			fprintf(f, " available=%" PRIu64, avail);
+		fprintf(f, " reserve=%" PRIu64, reserve_of(&b->settings, b->mem_total));
+	}
 	if (b->psi)
 		fprintf(f, " psi=%s:some:%ums/%ums", psi_trigger_path(b->psi), psi_trigger_stall_ms(b->psi),
 			psi_trigger_window_ms(b->psi));
@@ -939,18 +1351,31 @@ int backend_lock_dump(void *state, FILE *f)
 		return r;
 	for (size_t i = 0; i < nu; i++) {
 		const char *psi = "none";
-		char ceiling[24] = "none";
+		char ceiling[24] = "none", room[64] = "none";
+		unsigned psi_events = 0;
 
-		for (size_t k = 0; k < b->n_watches; k++)
-			if (streq(b->watches[k]->unit, us[i].name) && b->watches[k]->psi)
-				psi = psi_trigger_path(b->watches[k]->psi);
+		for (size_t k = 0; k < b->n_watches; k++) {
+			struct unit_watch *w = b->watches[k];
+
+			if (!streq(w->unit, us[i].name))
+				continue;
+			if (w->psi) {
+				psi = psi_trigger_path(w->psi);
+				psi_events = psi_trigger_events(w->psi) + (w->psi_full ? psi_trigger_events(w->psi_full) : 0);
+			}
+			unit_room(b, w);
+			if (w->room.limit != UINT64_MAX)
+				snprintf(room, sizeof(room), "%" PRIu64 " limit=%" PRIu64 " reserve=%" PRIu64,
+					 w->room.headroom, w->room.limit, w->reserve);
+		}
 		if (us[i].ceiling != UINT64_MAX)
 			snprintf(ceiling, sizeof(ceiling), "%" PRIu64, us[i].ceiling);
 		fprintf(f,
 			"unit pids=%zu ranges=%zu mapped=%" PRIu64 " resident=%" PRIu64 " locked=%" PRIu64
-			" charged=%" PRIu64 " cap=%" PRIu64 " ceiling=%s pressure_events=%u psi=%s name=%s\n",
+			" charged=%" PRIu64 " cap=%" PRIu64 " ceiling=%s pressure_events=%u psi_events=%u room=%s"
+			" psi=%s name=%s\n",
 			us[i].n_pids, us[i].n_ranges, us[i].mapped, us[i].resident, us[i].locked, us[i].charged,
-			us[i].cap, ceiling, us[i].n_pressure_events, psi, us[i].name);
+			us[i].cap, ceiling, us[i].n_pressure_events, psi_events, room, psi, us[i].name);
 	}
 	free(us);
 	return 0;

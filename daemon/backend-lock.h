@@ -19,10 +19,12 @@ int backend_lock_recheck(void *state);
 /* One "key=value ..." line per total, file and unit, paths last:
  *   total ranges=.. open=.. admitted=.. refused=.. unlockable=.. failed=..
  *         processes=.. units=.. mapped=.. resident=.. locked=.. cap=..
- *         ceiling=..|none pressure_events=.. psi=PATH:some:STALL/WINDOW|none
+ *         ceiling=..|none pressure_events=.. (give-backs) psi_events=..
+ *         available=.. (MemAvailable) reserve=.. psi=PATH:some:STALL/WINDOW|none
  *   file dev=.. ino=.. ranges=.. units=.. pids=.. mapped=.. resident=..
  *        locked=.. state=.. refusal=.. path=...
  *   unit pids=.. ranges=.. mapped=.. resident=.. locked=.. charged=..
- *        cap=.. ceiling=..|none pressure_events=.. psi=PATH|none name=...
+ *        cap=.. ceiling=..|none pressure_events=.. psi_events=..
+ *        room=BYTES limit=.. reserve=..|none psi=PATH|none name=...
  * Bytes are decimal. */
 int backend_lock_dump(void *state, FILE *f);

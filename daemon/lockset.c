@@ -786,29 +786,29 @@ size_t lockset_plan(struct lockset *ls, uint64_t global_cap)
 	return changed;
 }
 
-bool lockset_pressure_event(struct lockset *ls, uint64_t now_usec, uint64_t window_usec)
+static uint64_t page_floor(const struct lockset *ls, uint64_t v)
+{
+	return v - v % ls->page_size;
+}
+
+bool lockset_pressure_give_back(struct lockset *ls, uint64_t now_usec, uint64_t bytes)
 {
 	struct lockset_totals t;
 	uint64_t base, c;
 
 	ls->n_pressure_events++;
-	ls->last_event_usec = now_usec;
-	if (ls->pressure_seen && now_usec - ls->last_pressure_usec < window_usec)
-		return false;
 	ls->pressure_seen = true;
-	ls->last_pressure_usec = now_usec;
-
+	ls->last_event_usec = ls->last_pressure_usec = now_usec;
 	lockset_totals(ls, &t);
 	base = t.locked < ls->ceiling ? t.locked : ls->ceiling;
-	c = base / 2;
-	c -= c % ls->page_size;
+	c = page_floor(ls, base > bytes ? base - bytes : 0);
 	if (c == ls->ceiling)
 		return false;
 	ls->ceiling = c;
 	return true;
 }
 
-bool lockset_unit_pressure_event(struct lockset *ls, const char *unit, uint64_t now_usec, uint64_t window_usec)
+bool lockset_unit_give_back(struct lockset *ls, const char *unit, uint64_t now_usec, uint64_t bytes)
 {
 	struct lock_unit *u = lockset_find_unit(ls, unit);
 	uint64_t base, c;
@@ -816,18 +816,25 @@ bool lockset_unit_pressure_event(struct lockset *ls, const char *unit, uint64_t 
 	if (!u)
 		return false;
 	u->n_pressure_events++;
-	u->last_event_usec = now_usec;
-	if (u->pressure_seen && now_usec - u->last_step_usec < window_usec)
-		return false;
 	u->pressure_seen = true;
-	u->last_step_usec = now_usec;
+	u->last_event_usec = u->last_step_usec = now_usec;
 	base = u->charged < u->ceiling ? u->charged : u->ceiling;
-	c = base / 2;
-	c -= c % ls->page_size;
+	c = page_floor(ls, base > bytes ? base - bytes : 0);
 	if (c == u->ceiling)
 		return false;
 	u->ceiling = c;
 	return true;
+}
+
+void lockset_pressure_hold(struct lockset *ls, const char *unit, uint64_t now_usec)
+{
+	if (unit) {
+		struct lock_unit *u = lockset_find_unit(ls, unit);
+
+		if (u && u->ceiling != UINT64_MAX)
+			u->last_event_usec = now_usec;
+	} else if (ls->ceiling != UINT64_MAX)
+		ls->last_event_usec = now_usec;
 }
 
 bool lockset_pressure_release_all(struct lockset *ls, uint64_t now_usec)

@@ -167,20 +167,25 @@ size_t lockset_plan(struct lockset *ls, uint64_t global_cap);
 /* Order (indices into the range list) used by the plan; for reports. */
 int lockset_hot_order(const struct lockset *ls, size_t **ret, size_t *ret_n);
 
-/* Memory pressure. An event at now_usec (at most one step per window_usec)
- * halves the ceiling, starting from what is locked; the ceiling is lifted
- * when lockset_pressure_tick() sees recover_usec without events. Both
- * return true when the ceiling changed (then plan again). */
-bool lockset_pressure_event(struct lockset *ls, uint64_t now_usec, uint64_t window_usec);
+/* Memory pressure: the backend found memory running out (see meminfo.h)
+ * and gives back bytes of locked text, least shared and coldest first:
+ * the ceiling drops to what is locked (or the ceiling in force, if lower)
+ * minus bytes. lockset_pressure_tick() lifts a ceiling after recover_usec
+ * without a give-back or a lockset_pressure_hold() (memory still short).
+ * Return true when the ceiling changed (then plan again). */
+bool lockset_pressure_give_back(struct lockset *ls, uint64_t now_usec, uint64_t bytes);
 bool lockset_pressure_tick(struct lockset *ls, uint64_t now_usec, uint64_t recover_usec);
-/* The same for one unit, from its cgroup's memory.pressure: the unit's
- * ceiling halves from what the last plan charged it; ranges it shares
- * with units that still have room stay locked. The tick above lifts unit
- * ceilings too. Returns true when the unit's ceiling changed. */
-bool lockset_unit_pressure_event(struct lockset *ls, const char *unit, uint64_t now_usec, uint64_t window_usec);
-/* Severe pressure (a "full" stall: every task waiting for memory): give
- * back everything at once, globally or for one unit; lifted by the tick
- * like any ceiling. Return true when the ceiling changed. */
+/* The same for one unit, from its cgroup's room under its limit: the
+ * unit's ceiling drops from what the last plan charged it; ranges it
+ * shares with units that still have room stay locked. The tick above
+ * lifts unit ceilings too. */
+bool lockset_unit_give_back(struct lockset *ls, const char *unit, uint64_t now_usec, uint64_t bytes);
+/* Keep a ceiling in force (global with unit NULL, else that unit's) as if
+ * it had just been set: memory is still short, do not retake yet. */
+void lockset_pressure_hold(struct lockset *ls, const char *unit, uint64_t now_usec);
+/* Severe pressure (memory nearly gone): give back everything at once,
+ * globally or for one unit; lifted by the tick like any ceiling. Return
+ * true when the ceiling changed. */
 bool lockset_pressure_release_all(struct lockset *ls, uint64_t now_usec);
 bool lockset_unit_release_all(struct lockset *ls, const char *unit, uint64_t now_usec);
 /* UINT64_MAX when no ceiling is in force. */

@@ -188,6 +188,7 @@ void policy_init(struct policy *p)
 			.pressure_stall_ms = 100,
 			.pressure_window_ms = 1000,
 			.pressure_recover_sec = 30,
+			.pressure_reserve = { .percent = 1, .set = true },
 		},
 	};
 }
@@ -473,9 +474,13 @@ static int handle_daemon_key(struct parse_state *st, const char *name, const cha
 	} else if (streq(name, "PressureRecoverSec")) {
 		if (parse_uint(value, 1, 86400, &d->pressure_recover_sec) < 0)
 			return BAD_VALUE(st, name, value, "seconds from 1 to 86400");
+	} else if (streq(name, "PressureReserve")) {
+		if (parse_budget(value, &d->pressure_reserve) < 0)
+			return BAD_VALUE(st, name, value,
+					 "bytes (K, M, G, T suffix) or a percentage (of RAM, or of a cgroup's memory limit)");
 	} else {
 		return policy_add_error(st->p, st->file, st->line,
-					"unknown key %s in [Daemon]; expected Backend, RescanDelaysMSec, ReceiveBufferBytes, LockBudget, LockRecheckSec, PressureStallMSec, PressureWindowMSec or PressureRecoverSec",
+					"unknown key %s in [Daemon]; expected Backend, RescanDelaysMSec, ReceiveBufferBytes, LockBudget, LockRecheckSec, PressureStallMSec, PressureWindowMSec, PressureRecoverSec or PressureReserve",
 					name);
 	}
 	if (streq(name, "PressureStallMSec") || streq(name, "PressureWindowMSec"))

@@ -37,6 +37,10 @@ struct daemon_settings {
 	unsigned pressure_stall_ms;   /* PSI "some" stall per window that means pressure */
 	unsigned pressure_window_ms;
 	unsigned pressure_recover_sec; /* calm time before locking again */
+	/* Give back only when the memory left (MemAvailable, or a cgroup's
+	 * room under its limit plus its reclaimable file memory) is below
+	 * this: bytes, or a percentage of RAM or of the cgroup's limit. */
+	struct budget pressure_reserve;
 };
 
 /* Per-process settings a rule (or a unit's own section) can give. */

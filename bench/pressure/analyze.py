@@ -250,6 +250,17 @@ def main():
             w("- %s, exec_protect=1: longest %.1f ms against 2x the unloaded longest = %.1f ms: %s; "
               "longest with a major fault %.1f ms" % (
                 lru, lo, 2 * base[lru][1], "met" if lo <= 2 * base[lru][1] else "missed", lf))
+        for mode in ("lock", "lockpin"):
+            if (lru, mode) not in data:
+                continue
+            held = lambda r: int(r["held"].get("held_after", 0)) / MiB
+            w("- %s, %s: OOM kills %g; held %.1f MiB of %.1f MiB touched (%.2fx; exec_protect=1: %s)" % (
+                lru, MODE_NAME[mode], m(mode, lambda r: r["dv"].get("oom_kill", 0)), m(mode, held),
+                m(mode, lambda r: r["touched"] / MiB),
+                m(mode, lambda r: held(r) / max(1e-9, r["touched"] / MiB)),
+                "%.2fx" % m("protect", lambda r: r["text"][1] / max(1, r["touched"]))
+                if (lru, "protect") in data else "not run"))
+        if (lru, "protect") in data:
             oom = m("protect", lambda r: r["dv"].get("oom_kill", 0))
             w("- %s, exec_protect=1: OOM kills %g; held %.1f MiB of %.1f MiB touched (%.2fx, goal <= 1.1x)" % (
                 lru, oom, m("protect", lambda r: r["text"][1] / MiB),

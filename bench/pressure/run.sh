@@ -9,8 +9,9 @@
 #   none     no protection
 #   protect  memory.exec_protect=1 on the service's cgroup
 #   lock     execguardd, Backend=lock, its defaults (it gives locked text
-#            back when memory PSI crosses PressureStallMSec=100 per second)
-#   lockpin  the same with that give-back as good as off (9.9 s per 10 s)
+#            back when memory PSI fires and MemAvailable is below
+#            PressureReserve=1%)
+#   lockpin  the same with the give-back off (PressureReserve=0)
 #   mlock    whole-file mlock of every file the service maps executable
 #            (what prelockd and memlockd do)
 # Writes bench/pressure/results.md and bench/pressure/latency.png, raw data
@@ -19,21 +20,26 @@
 # Usage: bench/pressure/run.sh [--reps N] [--modes "none protect lock lockpin mlock"]
 #          [--lrus "classic mglru"] [--unloaded SEC] [--pressure SEC]
 #          [--mem SIZE] [--room MIB] [--cold PER_MILLE] [--ws MIB] [--bps BYTES/S] [--iops N]
-#          [--out DIR] [--kernel BZIMAGE]
+#          [--out DIR] [--kernel BZIMAGE] [--keep]
+# --keep: keep the runs of other modes already under --out (replace only
+# those of --modes) and make the tables of all of them, e.g. to re-run
+# the lock modes after a daemon change; the commands are listed in
+# OUT/command and in results.md.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 REPS=3 MODES="none protect lock lockpin mlock" LRUS="classic mglru"
 UNLOADED=5 PRESSURE=25 MEM=1G ROOM=48 BPS=20000000 IOPS=200 COLD=20 WS=32
-OUT=$HERE/out KERNEL=${EXECGUARD_BZIMAGE:-}
-CMDLINE="$0 $*"
+OUT=$HERE/out KERNEL=${EXECGUARD_BZIMAGE:-} KEEP=0
+CMDLINE=$(printf '%q ' "$0" "$@"); CMDLINE=${CMDLINE% }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--reps) REPS=$2 ;; --modes) MODES=$2 ;; --lrus) LRUS=$2 ;;
 	--unloaded) UNLOADED=$2 ;; --pressure) PRESSURE=$2 ;; --mem) MEM=$2 ;;
 	--room) ROOM=$2 ;; --cold) COLD=$2 ;; --ws) WS=$2 ;; --bps) BPS=$2 ;; --iops) IOPS=$2 ;;
 	--out) OUT=$2 ;; --kernel) KERNEL=$2 ;;
-	-h|--help) sed -n '3,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	--keep) KEEP=1; shift; continue ;;
+	-h|--help) sed -n '3,26s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift 2
@@ -80,11 +86,15 @@ SH
 chmod +x "$SHIM/qemu-system-x86_64"
 
 mkdir -p "$OUT"
-echo "$CMDLINE" >"$OUT/command"
+if [ "$KEEP" = 1 ]; then echo "$CMDLINE" >>"$OUT/command"; else echo "$CMDLINE" >"$OUT/command"; fi
 # a copy, so that editing the tree during a run does not change it
 cp "$HERE/vm-bench.sh" "$W/vm-bench.sh"
 for lru in $LRUS; do
-	rm -rf "${OUT:?}/$lru"
+	if [ "$KEEP" = 1 ]; then
+		for m in $MODES; do rm -rf "${OUT:?}/$lru/$m"-*; done
+	else
+		rm -rf "${OUT:?}/$lru"
+	fi
 	rm -f "$W/disk.img"
 	truncate -s 1536M "$W/disk.img"
 	mkfs.ext4 -q -F -d "$W/img" "$W/disk.img"
@@ -97,4 +107,5 @@ for lru in $LRUS; do
 	grep -a 'vm-bench:' "$OUT/console-$lru.log" | tr -d '\r' || true
 done
 
-/usr/bin/python3 "$HERE/analyze.py" "$OUT" "$HERE/results.md" "$HERE/latency.png" "$CMDLINE"
+CMDS=$(paste -sd';' "$OUT/command" | sed 's/;/`; `/g')
+/usr/bin/python3 "$HERE/analyze.py" "$OUT" "$HERE/results.md" "$HERE/latency.png" "$CMDS"

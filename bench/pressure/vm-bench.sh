@@ -28,10 +28,10 @@ MatchCgroup=/bench
 Protect=yes
 CONF
 chmod 0644 /run/eg/execguard.conf
-# the same, with the give-back on memory pressure as good as off: a stall
-# of 9.9 s in a 10 s window (the longest PSI window) is never reached
+# the same, with the give-back off: no reserve (PressureReserve=0), and
+# a PSI stall of 9.9 s in a 10 s window (the longest) is never reached
 mkdir -p /run/eg-pin
-sed 's/^Backend=lock$/Backend=lock\nPressureWindowMSec=10000\nPressureStallMSec=9900/' \
+sed 's/^Backend=lock$/Backend=lock\nPressureWindowMSec=10000\nPressureStallMSec=9900\nPressureReserve=0/' \
 	/run/eg/execguard.conf >/run/eg-pin/execguard.conf
 chmod 0644 /run/eg-pin/execguard.conf
 
@@ -80,7 +80,10 @@ run_one() { # MODE REP
 		sh -c "echo \$\$ >$CG/daemon/cgroup.procs; exec $DAEMON -c $conf --state-dir=/run/execguard --log-target=stderr" \
 			>"$d/daemon.log" 2>&1 &
 		helper=$!
-		sleep 3 ;;
+		sleep 3
+		# a daemon that did not start (a bad policy) locks nothing: say so
+		kill -0 $helper 2>/dev/null && grep -q "ready:" "$d/daemon.log" ||
+			log "execguardd did not start: $(tail -n 3 "$d/daemon.log")" ;;
 	mlock)
 		$S/press prelock $svc >"$d/prelock.out" &
 		helper=$!

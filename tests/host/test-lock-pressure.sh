@@ -1,143 +1,170 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Memory pressure: a hog in a memory-limited cgroup (v1 memory controller
-# or cgroup2 memory.max) reads a file much larger than its limit, so that
-# it stalls in reclaim; the daemon's PSI trigger (thresholds lowered to
-# 1 ms per 2 s, or a few times the machine's own background stall, so that
-# this modest pressure fires it) must make it give
-# locked text back, and it must take it again after PressureRecoverSec of
-# calm. No OOM kill happens. When cgroup2 is there, the protected program
-# and the hog share a cgroup2 group whose memory.pressure the daemon
-# watches for that unit: that unit's trigger fires, not another unit's.
+# An anonymous squeeze: the protected program and a hog share a memory
+# cgroup (v1 memory controller, or cgroup2 memory.max) of 64 MiB; the hog
+# re-reads a file (page cache to reclaim, so memory PSI rises) and grows
+# its anonymous memory slowly to half the locked text beyond what fits
+# with the locks held. No swap is used. The daemon must see the cgroup's
+# room (limit - usage + reclaimable file) fall below PressureReserve=,
+# give the locked text back, and so avoid the OOM kill that the locks
+# would cause; it takes the text again after PressureRecoverSec of
+# enough memory. The unit's own cgroup2 memory.pressure is watched.
 set -u
 . "$(dirname "$0")/lock/lib.sh"
 lk_setup
 [ -e /proc/pressure/memory ] || skip "no PSI (/proc/pressure/memory): kernel without CONFIG_PSI or psi=0"
+LIMIT_MIB=64
 
-# A memory-limited cgroup for the hog.
+CG2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+[ -n "$CG2" ] || skip "no cgroup2 mount for the unit's memory.pressure"
+# A memory-limited cgroup for the program and the hog.
 if [ -e /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
 	LK_CG=/sys/fs/cgroup/memory/execguard-lock-test.$$
 	mkdir "$LK_CG" || skip "cannot create a v1 memory cgroup"
-	echo 32M >"$LK_CG/memory.limit_in_bytes" || skip "cannot limit the v1 memory cgroup"
-	CG_PROCS=$LK_CG/cgroup.procs
+	echo "${LIMIT_MIB}M" >"$LK_CG/memory.limit_in_bytes" || skip "cannot limit the v1 memory cgroup"
+	echo 0 >"$LK_CG/memory.swappiness" 2>/dev/null
 	oom_kills() { awk '/^oom_kill / { print $2 }' "$LK_CG/memory.oom_control"; }
-elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
-	LK_CG=/sys/fs/cgroup/execguard-lock-test.$$
+	usage() { cat "$LK_CG/memory.usage_in_bytes"; }
+	filemem() { awk '$1 == "total_active_file" || $1 == "total_inactive_file" { s += $2 } END { print s }' "$LK_CG/memory.stat"; }
+	mkdir "$CG2/execguard-lock-test.$$" || skip "cannot create a cgroup2 group"
+	G=$CG2/execguard-lock-test.$$
+elif grep -qw memory "$CG2/cgroup.controllers" 2>/dev/null && grep -qw memory "$CG2/cgroup.subtree_control"; then
+	LK_CG=$CG2/execguard-lock-test.$$
 	mkdir "$LK_CG" || skip "cannot create a cgroup2 group"
-	echo 32M >"$LK_CG/memory.max" || skip "cannot set memory.max"
-	CG_PROCS=$LK_CG/cgroup.procs
+	echo "${LIMIT_MIB}M" >"$LK_CG/memory.max" || skip "cannot set memory.max"
+	echo 0 >"$LK_CG/memory.swap.max" 2>/dev/null
 	oom_kills() { awk '/^oom_kill / { print $2 }' "$LK_CG/memory.events"; }
+	usage() { cat "$LK_CG/memory.current"; }
+	filemem() { awk '$1 == "active_file" || $1 == "inactive_file" { s += $2 } END { print s }' "$LK_CG/memory.stat"; }
+	G=$LK_CG
 else
 	skip "no memory controller (neither v1 memory nor cgroup2 memory) to make pressure with"
 fi
+lk_cleanup_g() {
+	local c p
+	for c in "$G" "$LK_CG"; do
+		[ -d "$c" ] || continue
+		while read -r p; do echo "$p" >"${c%/execguard-lock-test.$$}/cgroup.procs"; done <"$c/cgroup.procs"
+		rmdir "$c" 2>/dev/null
+	done
+}
+trap 'lk_cleanup_g; lk_cleanup' EXIT
+# run_cg VAR CMD...: lk_run CMD inside the memory cgroup and G, so that
+# its text is charged to the cgroup.
+run_cg() {
+	local var=$1
+	shift
+	lk_run "$var" sh -c 'echo $$ >"$0/cgroup.procs" && echo $$ >"$1/cgroup.procs" && shift && exec "$@"' \
+		"$LK_CG" "$G" "$@"
+}
+
+cat >"$W/hog.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+/* hog MIB STEP_KIB STEP_MS HOLD_S: grow anonymous memory to MIB, touching it */
+int main(int argc, char **argv)
+{
+	size_t want = (size_t)atol(argv[1]) << 20, step = (size_t)atol(argv[2]) << 10, have = 0;
+	char *p = mmap(NULL, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return 2;
+	while (have < want) {
+		size_t n = want - have < step ? want - have : step;
+		memset(p + have, 1, n);
+		have += n;
+		usleep((useconds_t)atoi(argv[3]) * 1000);
+	}
+	printf("held %zu\n", have >> 20);
+	fflush(stdout);
+	sleep((unsigned)atoi(argv[4]));
+	return 0;
+}
+C
+cc -O1 -o "$W/hog" "$W/hog.c" || die "cannot build the hog"
 
 lk_lib big 1024
 lk_prog prog big
-lk_lib other 64
-lk_prog oprog other
-lk_evict "$F/prog" "$F/libbig.so" "$F/oprog" "$F/libother.so"
-lk_run P "$F/prog" 256
-lk_run Q "$F/oprog" 16
+lk_evict "$F/prog" "$F/libbig.so"
+run_cg P "$F/prog" 1024
 
-# The unit's own cgroup2 group (memory.pressure exists without the memory
-# controller: PSI is kept for every cgroup2 group).
-CG2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
-G=
-if [ -n "$CG2" ] && mkdir "$CG2/execguard-lock-test.$$" 2>/dev/null; then
-	G=$CG2/execguard-lock-test.$$
-	echo "$P" >"$G/cgroup.procs" || G=
-fi
-lk_cleanup_g() {
-	if [ -n "$G" ] && [ -d "$G" ]; then
-		while read -r p; do echo "$p" >"$CG2/cgroup.procs"; done <"$G/cgroup.procs"
-		rmdir "$G"
-	fi
-}
-trap 'lk_cleanup; lk_cleanup_g' EXIT
 # The threshold: 1 ms of stall per 2 s, or four times what the machine
-# stalls on its own (others' work) so that calm can be seen after the hog.
+# stalls on its own.
 some_total() { awk '/^some / { sub("total=", "", $5); print $5 }' /proc/pressure/memory; }
 b0=$(some_total); sleep 4; b1=$(some_total)
 base_ms=$(( (b1 - b0) / 2 / 1000 ))
 stall_ms=$(( base_ms * 4 + 1 ))
 [ "$stall_ms" -lt 500 ] || skip "the machine already stalls ${base_ms} ms per 2 s on memory"
-echo "background memory stall: ${base_ms} ms per 2 s; threshold ${stall_ms} ms"
 printf '[Daemon]\nLockBudget=1G\nLockRecheckSec=1\nPressureStallMSec=%s\nPressureWindowMSec=2000\nPressureRecoverSec=4\n' \
 	"$stall_ms" >"$W/conf"
 lk_driver "$W/conf"
 lk_cmd protect "$P" svc.service
-lk_cmd protect "$Q" other.service
 lk_dump
-if [ -n "$G" ]; then
-	[ "$(field "$(unit_line svc.service)" psi)" = "${G#"$CG2"/}/memory.pressure" ] &&
-		pass "svc.service's cgroup memory.pressure is watched" ||
-		fail "no trigger on $G: $(unit_line svc.service)"
-	[ "$(field "$(unit_line other.service)" psi)" = none ] || fail "a trigger for a unit in the root cgroup"
-fi
+[ "$(field "$(unit_line svc.service)" psi)" = "${G#"$CG2"/}/memory.pressure" ] &&
+	pass "svc.service's cgroup memory.pressure is watched" ||
+	fail "no trigger on $G: $(unit_line svc.service)"
+[ "$(field "$(unit_line svc.service)" limit)" = $((LIMIT_MIB << 20)) ] &&
+	pass "the unit's room is under its ${LIMIT_MIB} MiB limit: $(field "$(unit_line svc.service)" room)" ||
+	fail "the unit's memory limit is not seen: $(unit_line svc.service)"
 [ "$(total psi)" != none ] || skip "the daemon could not set a PSI trigger: $(grep -i pressure "$W/driver.err")"
 l0=$(total locked); e0=$(total pressure_events)
-echo "locked before: $l0, pressure events so far: $e0, trigger $(total psi)"
-[ "$l0" -gt $((256 * PAGE)) ] || die "too little locked to test with: $l0"
+[ "$l0" -gt $((768 * PAGE)) ] || die "too little locked to test with: $l0"
 oom0=$(awk '/^oom_kill / { print $2 }' /proc/vmstat)
 
-head -c 256M /dev/zero >"$W/hog.dat" && sync "$W/hog.dat"
-(
-	echo "$BASHPID" >"$CG_PROCS"
-	[ -n "$G" ] && echo "$BASHPID" >"$G/cgroup.procs"
-	while :; do
-		dd if="$W/hog.dat" iflag=nocache count=0 status=none
-		cat "$W/hog.dat" >/dev/null
-	done
-) &
-HOG=$!
-LK_PIDS+=("$HOG")
-
-gave=0 lmin=$l0
-for i in $(seq 40); do
+# What reclaim cannot take now (anonymous, kernel, locked), and a hog that
+# needs half the locked text more than is left with the locks held.
+sleep 1
+fixed=$(( $(usage) - $(filemem) ))
+hog_mib=$(( ((LIMIT_MIB << 20) - fixed + l0 / 2) >> 20 ))
+echo "locked $l0, fixed in the cgroup $fixed, hog ${hog_mib} MiB of ${LIMIT_MIB} MiB; threshold ${stall_ms} ms"
+head -c 16M /dev/urandom >"$W/cache.dat"
+run_cg R sh -c 'echo ready; while :; do cat "$0" >/dev/null; done' "$W/cache.dat"
+"$W/hog" "$hog_mib" 128 50 4 >"$W/hog.out" 2>&1 &
+HOGSH=$!
+sleep 0.1
+echo "$HOGSH" >"$LK_CG/cgroup.procs"; echo "$HOGSH" >"$G/cgroup.procs"
+LK_PIDS+=("$HOGSH")
+lmin=$l0
+while kill -0 "$HOGSH" 2>/dev/null; do
 	sleep 0.5
 	lk_dump
 	l=$(total locked)
 	[ "$l" -lt "$lmin" ] && lmin=$l
-	if [ "$(total pressure_events)" -gt "$e0" ] && [ "$(total ceiling)" != none ] && [ "$l" -lt "$l0" ]; then
-		gave=1
-		# With a unit trigger, also wait for that one.
-		[ -z "$G" ] || [ "$(field "$(unit_line svc.service)" pressure_events)" -gt 0 ] && break
-	fi
 done
-echo "under pressure: locked $(total locked) (min $lmin), ceiling $(total ceiling), events $(total pressure_events)"
-[ "$gave" = 1 ] && pass "pressure made the daemon give back ($l0 -> $lmin)" ||
-	fail "no give-back under pressure (events $(total pressure_events), locked $(total locked))"
-[ "$(total locked)" = "$(dump_vmlck)" ] || fail "under pressure: total $(total locked) VmLck $(dump_vmlck)"
-# A "some" step halves, a "full" stall (all tasks waiting: easily reached
-# with the lowered threshold) gives back everything; either is logged.
-grep -Eq "memory pressure: gave back|severe memory pressure \(all tasks stalled\): gave back" "$W/driver.err" &&
-	pass "the give-back is logged" ||
-	fail "no log of the give-back"
-if [ -n "$G" ]; then
-	[ "$(field "$(unit_line svc.service)" pressure_events)" -gt 0 ] &&
-		grep -Eq "memory pressure in /${G#"$CG2"/}(: giving back| \(all its tasks stalled\): gave back all) its own" \
-			"$W/driver.err" &&
-		pass "the unit's own trigger fired ($(field "$(unit_line svc.service)" pressure_events) events)" ||
-		fail "the unit trigger did not fire: $(unit_line svc.service)"
-	[ "$(field "$(unit_line other.service)" pressure_events)" = 0 ] ||
-		fail "other.service saw unit pressure: $(unit_line other.service)"
-fi
-kill "$HOG"; wait "$HOG" 2>/dev/null
+wait "$HOGSH"; rc=$?
+lk_stop "$R"
+lk_dump
+echo "hog exit $rc ($(cat "$W/hog.out")); locked min $lmin; unit: $(unit_line svc.service)"
+[ "$rc" = 0 ] && grep -q "^held $hog_mib" "$W/hog.out" && pass "the hog got its ${hog_mib} MiB" ||
+	fail "the hog did not get its memory (exit $rc)"
+[ "$lmin" -lt $((l0 / 2)) ] && [ "$(field "$(unit_line svc.service)" pressure_events)" -gt 0 ] &&
+	pass "the squeeze made the daemon give back ($l0 -> $lmin)" ||
+	fail "no give-back under the squeeze (locked $l0 -> min $lmin)"
+grep -Eq "memory (running out|nearly exhausted) in /${G#"$CG2"/} " "$W/driver.err" &&
+	pass "the give-back is logged" || fail "no log of the give-back"
+[ "$(total locked)" = "$(dump_vmlck)" ] || fail "total $(total locked) VmLck $(dump_vmlck)"
+oom1=$(awk '/^oom_kill / { print $2 }' /proc/vmstat)
+[ "$oom1" = "$oom0" ] && [ "$(oom_kills)" = 0 ] && pass "no OOM kill" || fail "OOM kills: $oom0 -> $oom1, cgroup $(oom_kills)"
 
+# Enough memory again: the ceiling goes after PressureRecoverSec and what
+# the program runs is locked again.
 back=0
-for i in $(seq 60); do
+for i in $(seq 40); do
 	sleep 0.5
 	lk_dump
-	if [ "$(total ceiling)" = none ] && [ "$(field "$(unit_line svc.service)" ceiling)" = none ] &&
-		[ "$(total locked)" -ge $((l0 * 9 / 10)) ]; then
+	if [ "$(total ceiling)" = none ] && [ "$(field "$(unit_line svc.service)" ceiling)" = none ]; then
 		back=1
 		break
 	fi
 done
-echo "after calm: locked $(total locked), ceiling $(total ceiling)"
-[ "$back" = 1 ] && pass "locked again after the calm period" ||
+lk_grow "$P" "$P_OUT"
+lk_cmd recheck
+lk_dump
+echo "after calm: locked $(total locked), unit $(unit_line svc.service)"
+[ "$back" = 1 ] && [ "$(total locked)" -gt $((512 * PAGE)) ] && pass "locked again after the calm period" ||
 	fail "not locked again: locked $(total locked) ceiling $(total ceiling)"
 grep -q "locking text again" "$W/driver.err" || fail "no log of taking it again"
-oom1=$(awk '/^oom_kill / { print $2 }' /proc/vmstat)
-[ "$oom1" = "$oom0" ] && [ "$(oom_kills)" = 0 ] && pass "no OOM kill" || fail "OOM kills: $oom0 -> $oom1, cgroup $(oom_kills)"
 lk_finish

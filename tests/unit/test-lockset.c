@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lockset.h"
+#include "meminfo.h"
 #include "psi.h"
 #include "test.h"
 #include "util.h"
@@ -277,7 +278,8 @@ static void test_growth_and_runs(void)
 	lockset_free(ls);
 }
 
-/* Pressure: give back coldest first, halving; lift after calm. */
+/* Memory running out: give back coldest first, by the bytes asked; a
+ * hold keeps the ceiling; lifted after recover_usec without either. */
 static void test_pressure(void)
 {
 	struct lockset *ls;
@@ -294,41 +296,48 @@ static void test_pressure(void)
 	CHECK(locked_of(ls, 100) + locked_of(ls, 1) + locked_of(ls, 2) == 24 * PAGE);
 	CHECK(lockset_pressure_ceiling(ls) == UINT64_MAX);
 
-	/* 24 pages locked -> ceiling 12: the hot one and one cold one
-	 * cannot both stay; the hot stays. */
-	CHECK(lockset_pressure_event(ls, 10 * s, s));
-	CHECK(lockset_pressure_ceiling(ls) == 12 * PAGE);
+	/* 24 pages locked, 12 asked back (and a bit, rounded down to
+	 * pages) -> ceiling 11: the hot one and one cold one cannot both
+	 * stay; the hot stays. */
+	CHECK(lockset_pressure_give_back(ls, 10 * s, 12 * PAGE + 1));
+	CHECK(lockset_pressure_ceiling(ls) == 11 * PAGE);
 	lockset_plan(ls, 0);
 	apply(ls);
 	CHECK(locked_of(ls, 100) == 8 * PAGE);
 	CHECK(locked_of(ls, 1) == 0 && locked_of(ls, 2) == 0);
 	CHECK(lockset_find_range(ls, &c1.key)->refusal == LOCK_REFUSAL_PRESSURE);
 
-	/* Within the window: no second step. */
-	CHECK(!lockset_pressure_event(ls, 10 * s + s / 2, s));
-	/* Next window: 8 locked -> 4: nothing fits any more. */
-	CHECK(lockset_pressure_event(ls, 12 * s, s));
+	/* Asking back nothing more: from the 8 locked, ceiling 8, a change
+	 * (11 -> 8) but nothing more is unlocked. Then 4 more: nothing fits. */
+	CHECK(lockset_pressure_give_back(ls, 11 * s, 0));
+	CHECK(lockset_pressure_ceiling(ls) == 8 * PAGE);
+	CHECK(!lockset_pressure_give_back(ls, 11 * s, 0));
+	CHECK(lockset_pressure_give_back(ls, 12 * s, 4 * PAGE));
 	lockset_plan(ls, 0);
 	apply(ls);
 	CHECK(locked_of(ls, 100) == 0);
-	CHECK(lockset_pressure_events(ls) == 3);
+	CHECK(lockset_pressure_events(ls) == 4);
 
-	/* Calm for less than recover: stays; then it is lifted. */
-	CHECK(!lockset_pressure_tick(ls, 30 * s, 60 * s));
-	CHECK(lockset_pressure_tick(ls, 72 * s, 60 * s));
+	/* Memory still short at 50 s: held; lifted 60 s after that. */
+	lockset_pressure_hold(ls, NULL, 50 * s);
+	CHECK(!lockset_pressure_tick(ls, 72 * s, 60 * s));
+	CHECK(lockset_pressure_tick(ls, 110 * s, 60 * s));
 	lockset_plan(ls, 0);
 	apply(ls);
 	CHECK(locked_of(ls, 100) + locked_of(ls, 1) + locked_of(ls, 2) == 24 * PAGE);
 
 	/* A full stall: everything at once, the hot range too. */
-	CHECK(lockset_pressure_release_all(ls, 80 * s));
+	CHECK(lockset_pressure_release_all(ls, 120 * s));
 	CHECK(lockset_pressure_ceiling(ls) == 0);
 	lockset_plan(ls, 0);
 	apply(ls);
 	CHECK(locked_of(ls, 100) + locked_of(ls, 1) + locked_of(ls, 2) == 0);
-	CHECK(!lockset_pressure_release_all(ls, 81 * s));
-	CHECK(!lockset_pressure_tick(ls, 100 * s, 60 * s));
-	CHECK(lockset_pressure_tick(ls, 141 * s, 60 * s));
+	CHECK(!lockset_pressure_release_all(ls, 121 * s));
+	CHECK(!lockset_pressure_tick(ls, 140 * s, 60 * s));
+	CHECK(lockset_pressure_tick(ls, 181 * s, 60 * s));
+	/* No ceiling: a hold does nothing. */
+	lockset_pressure_hold(ls, NULL, 200 * s);
+	CHECK(lockset_pressure_ceiling(ls) == UINT64_MAX);
 	lockset_free(ls);
 }
 
@@ -348,10 +357,11 @@ static void test_unit_pressure(void)
 	lockset_plan(ls, 0);
 	apply(ls);
 	CHECK(lockset_find_unit(ls, "a")->charged == 24 * PAGE);
-	CHECK(!lockset_unit_pressure_event(ls, "nosuch", 1 * s, s));
+	CHECK(!lockset_unit_give_back(ls, "nosuch", 1 * s, PAGE));
 
-	/* a: 24 charged -> ceiling 12: shared (8) fits, a1 (8) not, a2 not. */
-	CHECK(lockset_unit_pressure_event(ls, "a", 1 * s, s));
+	/* a: 24 charged, 12 back -> ceiling 12: shared (8) fits, a1 (8)
+	 * not, a2 not. */
+	CHECK(lockset_unit_give_back(ls, "a", 1 * s, 12 * PAGE));
 	CHECK(lockset_find_unit(ls, "a")->ceiling == 12 * PAGE);
 	lockset_plan(ls, 0);
 	apply(ls);
@@ -362,14 +372,17 @@ static void test_unit_pressure(void)
 	CHECK(lockset_pressure_ceiling(ls) == UINT64_MAX);
 
 	/* More: a's ceiling 4; the shared range stays, on b's behalf. */
-	CHECK(lockset_unit_pressure_event(ls, "a", 3 * s, s));
+	CHECK(lockset_unit_give_back(ls, "a", 3 * s, 4 * PAGE));
+	CHECK(lockset_find_unit(ls, "a")->ceiling == 4 * PAGE);
 	lockset_plan(ls, 0);
 	apply(ls);
 	CHECK(locked_of(ls, 100) == 8 * PAGE);
 	CHECK(lockset_find_unit(ls, "a")->charged == 0);
 	CHECK(lockset_find_unit(ls, "b")->charged == 16 * PAGE);
 
-	CHECK(!lockset_pressure_tick(ls, 10 * s, 30 * s));
+	lockset_pressure_hold(ls, "a", 5 * s);
+	lockset_pressure_hold(ls, "nosuch", 5 * s);
+	CHECK(!lockset_pressure_tick(ls, 34 * s, 30 * s));
 	CHECK(lockset_pressure_tick(ls, 40 * s, 30 * s));
 	lockset_plan(ls, 0);
 	apply(ls);
@@ -439,13 +452,13 @@ static void test_random(void)
 		} else if (op < 7) {
 			lockset_process_remove(ls, pid);
 		} else if (op < 8) {
-			lockset_pressure_event(ls, (uint64_t)step * 100000, 1000000);
+			lockset_pressure_give_back(ls, (uint64_t)step * 100000, (uint64_t)(rand_r(&seed) % 20) * PAGE);
 		} else if (op < 9) {
 			lockset_pressure_tick(ls, (uint64_t)step * 100000, 3000000);
 		} else {
 			const char *u = units[rand_r(&seed) % 4];
 
-			lockset_unit_pressure_event(ls, u, (uint64_t)step * 100000, 1000000);
+			lockset_unit_give_back(ls, u, (uint64_t)step * 100000, (uint64_t)(rand_r(&seed) % 20) * PAGE);
 		}
 		/* Residency drifts; locked pages stay resident. */
 		for (size_t i = 0; i < lockset_n_ranges(ls); i++) {
@@ -523,6 +536,71 @@ static void test_meminfo(void)
 	}
 }
 
+static void test_meminfo_available(void)
+{
+	static const char mi[] = "MemTotal:        1015128 kB\nMemFree:            8456 kB\n"
+				 "MemAvailable:      37148 kB\nMlocked:          939008 kB\n";
+	uint64_t v = 0;
+
+	CHECK(meminfo_parse_kb(mi, strlen(mi), "MemAvailable", &v) == 0 && v == 37148ull * 1024);
+	CHECK(meminfo_parse_kb(mi, strlen(mi), "MemTotal", &v) == 0 && v == 1015128ull * 1024);
+	/* A key is whole: "Mem" is not MemFree. */
+	CHECK(meminfo_parse_kb(mi, strlen(mi), "Mem", &v) == -ENOENT);
+	CHECK(meminfo_parse_kb(mi, strlen(mi), "SwapTotal", &v) == -ENOENT);
+	CHECK(meminfo_parse_kb("MemAvailable: x kB\n", 19, "MemAvailable", &v) == -EINVAL);
+}
+
+static void test_memstat(void)
+{
+	static const char st[] = "anon 1000\nfile 2000\nactive_file 300\ninactive_file 700\n"
+				 "unevictable 4096\ntotal_active_file 5\n";
+	static const char v1[] = "cache 1\nhierarchical_memory_limit 33554432\n"
+				 "total_inactive_file 4096\ntotal_active_file 8192";
+	uint64_t v = 0;
+
+	CHECK(memstat_parse(st, strlen(st), "active_file", &v) == 0 && v == 300);
+	CHECK(memstat_parse(st, strlen(st), "inactive_file", &v) == 0 && v == 700);
+	CHECK(memstat_parse(st, strlen(st), "file", &v) == 0 && v == 2000);
+	CHECK(memstat_parse(st, strlen(st), "active_anon", &v) == -ENOENT);
+	CHECK(memstat_parse(v1, strlen(v1), "total_active_file", &v) == 0 && v == 8192);
+	CHECK(memstat_parse(v1, strlen(v1), "hierarchical_memory_limit", &v) == 0 && v == 33554432);
+	CHECK(memstat_parse("file 12x\n", 9, "file", &v) == -EINVAL);
+
+	CHECK(memlimit_parse("max\n", 4, &v) == 0 && v == UINT64_MAX);
+	CHECK(memlimit_parse("33554432\n", 9, &v) == 0 && v == 33554432);
+	CHECK(memlimit_parse("", 0, &v) == -EINVAL);
+	CHECK(memlimit_parse("12 kB", 5, &v) == -EINVAL);
+
+	/* Room: what is left under the limit plus reclaimable file. */
+	CHECK(mem_headroom(UINT64_MAX, 5, 5) == UINT64_MAX);
+	CHECK(mem_headroom(100, 40, 30) == 90);
+	CHECK(mem_headroom(100, 120, 30) == 30); /* over memory.high */
+	CHECK(mem_headroom(100, 100, 0) == 0);
+}
+
+static void test_memcg1_parse(void)
+{
+	static const char mounts[] =
+		"sysfs /sys sysfs rw,nosuid 0 0\n"
+		"cgroup2 /sys/fs/cgroup/unified cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\n"
+		"cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,relatime,cpu,cpuacct 0 0\n"
+		"cgroup /sys/fs/cgroup/memory cgroup rw,nosuid,nodev,noexec,relatime,memory 0 0\n";
+	static const char cg[] = "12:pids:/x\n5:cpu,cpuacct:/y\n4:memory:/system.slice/a.service\n"
+				 "0::/system.slice/a.service\n";
+	char *s = NULL;
+
+	CHECK(memcg1_parse_mount(mounts, strlen(mounts), &s) == 0 && streq(s, "/sys/fs/cgroup/memory"));
+	free(s);
+	s = NULL;
+	CHECK(memcg1_parse_mount(mounts, 32, &s) == -ENOENT);
+	CHECK(memcg1_parse_cgroup(cg, strlen(cg), &s) == 0 && streq(s, "/system.slice/a.service"));
+	free(s);
+	s = NULL;
+	CHECK(memcg1_parse_cgroup("0::/a\n", 6, &s) == -ENOENT);
+	CHECK(memcg1_parse_cgroup("3:cpu,memory:/b", 15, &s) == 0 && streq(s, "/b"));
+	free(s);
+}
+
 static void test_psi_format(void)
 {
 	char b[64];
@@ -550,4 +628,4 @@ static void test_psi_format(void)
 
 TEST_MAIN(test_key_alignment, test_refcount_shared, test_same_unit_counts_once, test_replaced_file,
 	  test_budgets, test_growth_and_runs, test_pressure, test_unit_pressure, test_failed_once,
-	  test_random, test_meminfo, test_psi_format)
+	  test_random, test_meminfo, test_meminfo_available, test_memstat, test_memcg1_parse, test_psi_format)

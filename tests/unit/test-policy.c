@@ -66,6 +66,14 @@ static void test_dependent_keys(void)
 	/* Checked once the file is read, in whatever order the keys come. */
 	CHECK_EQ_INT(parse(&p, "[Daemon]\nPressureStallMSec=1500\nPressureWindowMSec=2000\n"), 0);
 	CHECK_EQ_INT(p.daemon.pressure_stall_ms, 1500);
+	/* The reserve defaults to 1% (of RAM or of a cgroup's limit). */
+	CHECK_EQ_INT(p.daemon.pressure_reserve.percent, 1);
+	policy_done(&p);
+	CHECK_EQ_INT(parse(&p, "[Daemon]\nPressureReserve=64M\n"), 0);
+	CHECK(p.daemon.pressure_reserve.bytes == 64ull << 20 && !p.daemon.pressure_reserve.percent);
+	policy_done(&p);
+	CHECK_EQ_INT(parse(&p, "[Daemon]\nPressureReserve=0\n"), 0);
+	CHECK(p.daemon.pressure_reserve.set && !p.daemon.pressure_reserve.bytes);
 	policy_done(&p);
 	CHECK_EQ_INT(parse(&p, "[Daemon]\nPressureWindowMSec=2000\nPressureStallMSec=1500\n"), 0);
 	policy_done(&p);
@@ -97,6 +105,9 @@ static void test_errors(void)
 		{ "[Daemon]\nRescanDelaysMSec=100 50\n", 2, "rising delays" },
 		{ "[Daemon]\nReceiveBufferBytes=-5\n", 2, "bytes from 65536" },
 		{ "[Daemon]\nPressureStallMSec=2000\n", 2, "must be below PressureWindowMSec" },
+		{ "[Daemon]\n\nPressureReserve=lots\n", 3, "PressureReserve" },
+		{ "[Daemon]\nPressureReserve=0.5%\n", 2, "percentage (of RAM, or of a cgroup's memory limit)" },
+		{ "[Daemon]\nPressureReserve=101%\n", 2, "bytes (K, M, G, T suffix)" },
 		{ "[Rule with space]\n", 1, "NAME without spaces" },
 		{ "[Rule a\n", 1, "without closing" },
 		{ "\n\n[Rule a]\nMatchUnit=x\nUnknown=1\n", 5, "unknown key Unknown in [Rule a]" },

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "meminfo.h"
+#include "util.h"
+
+/* Each line of buf in turn: [p, le). */
+#define FOR_EACH_LINE(p, le, buf, len)                                                    \
+	for (const char *p = (buf), *le_end_ = (buf) + (len), *le = NULL; p < le_end_ &&     \
+	     ((le = memchr(p, '\n', (size_t)(le_end_ - p))) || (le = le_end_));            \
+	     p = le + 1)
+
+static int parse_u64(const char *s, const char *end, const char **ret_end, uint64_t *ret)
+{
+	uint64_t v = 0;
+	bool digits = false;
+
+	for (; s < end && *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -ERANGE;
+		v = v * 10 + (uint64_t)(*s - '0');
+		digits = true;
+	}
+	if (!digits)
+		return -EINVAL;
+	*ret_end = s;
+	*ret = v;
+	return 0;
+}
+
+int meminfo_parse_kb(const char *buf, size_t len, const char *key, uint64_t *ret_bytes)
+{
+	size_t kl = strlen(key);
+
+	FOR_EACH_LINE(p, le, buf, len) {
+		const char *s;
+		uint64_t v;
+		int r;
+
+		if ((size_t)(le - p) <= kl || memcmp(p, key, kl) != 0 || p[kl] != ':')
+			continue;
+		s = p + kl + 1;
+		while (s < le && *s == ' ')
+			s++;
+		r = parse_u64(s, le, &s, &v);
+		if (r < 0)
+			return r;
+		while (s < le && *s == ' ')
+			s++;
+		if (le - s != 2 || memcmp(s, "kB", 2) != 0)
+			return -EINVAL;
+		if (v > UINT64_MAX / 1024)
+			return -ERANGE;
+		*ret_bytes = v * 1024;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int memstat_parse(const char *buf, size_t len, const char *key, uint64_t *ret)
+{
+	size_t kl = strlen(key);
+
+	FOR_EACH_LINE(p, le, buf, len) {
+		const char *s;
+		int r;
+
+		if ((size_t)(le - p) <= kl || memcmp(p, key, kl) != 0 || p[kl] != ' ')
+			continue;
+		r = parse_u64(p + kl + 1, le, &s, ret);
+		if (r < 0)
+			return r;
+		return s == le ? 0 : -EINVAL;
+	}
+	return -ENOENT;
+}
+
+int memlimit_parse(const char *buf, size_t len, uint64_t *ret)
+{
+	const char *end = buf + len, *s;
+
+	while (end > buf && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	if (end - buf == 3 && memcmp(buf, "max", 3) == 0) {
+		*ret = UINT64_MAX;
+		return 0;
+	}
+	if (parse_u64(buf, end, &s, ret) < 0 || s != end)
+		return -EINVAL;
+	return 0;
+}
+
+uint64_t mem_headroom(uint64_t limit, uint64_t current, uint64_t reclaimable_file)
+{
+	uint64_t room;
+
+	if (limit == UINT64_MAX)
+		return UINT64_MAX;
+	room = limit > current ? limit - current : 0;
+	return room > UINT64_MAX - reclaimable_file ? UINT64_MAX - 1 : room + reclaimable_file;
+}
+
+static int read_at(int dirfd, const char *path, char **ret, size_t *ret_len)
+{
+	return read_file_at(dirfd, path, 1 << 16, ret, ret_len);
+}
+
+int meminfo_available(uint64_t *ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	r = read_at(AT_FDCWD, "/proc/meminfo", &buf, &len);
+	if (r < 0)
+		return r;
+	return meminfo_parse_kb(buf, len, "MemAvailable", ret);
+}
+
+static int read_u64_at(int dirfd, const char *path, uint64_t *ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	r = read_at(dirfd, path, &buf, &len);
+	if (r < 0)
+		return r;
+	return memlimit_parse(buf, len, ret);
+}
+
+static int stat_file(int dirfd, const char *path, const char *k1, const char *k2, uint64_t *ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	uint64_t a = 0, b = 0;
+	size_t len = 0;
+	int r;
+
+	r = read_at(dirfd, path, &buf, &len);
+	if (r < 0)
+		return r;
+	r = memstat_parse(buf, len, k1, &a);
+	if (r >= 0)
+		r = memstat_parse(buf, len, k2, &b);
+	if (r < 0)
+		return r;
+	*ret = a + b;
+	return 0;
+}
+
+int memcg2_room(int root_fd, const char *rel, uint64_t mem_total, struct memcg_room *ret)
+{
+	_cleanup_free_ char *path = NULL;
+	struct memcg_room best = { UINT64_MAX, UINT64_MAX };
+	char *slash;
+
+	while (*rel == '/')
+		rel++;
+	path = strdup(rel);
+	if (!path)
+		return -ENOMEM;
+	/* From the cgroup up, each level below the root. */
+	while (*path) {
+		_cleanup_close_ int fd = openat(root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		uint64_t max = UINT64_MAX, high = UINT64_MAX, cur, file, limit;
+
+		if (fd < 0)
+			return -errno;
+		(void)read_u64_at(fd, "memory.max", &max);
+		(void)read_u64_at(fd, "memory.high", &high);
+		limit = max < high ? max : high;
+		if (limit < mem_total && read_u64_at(fd, "memory.current", &cur) >= 0 &&
+		    stat_file(fd, "memory.stat", "active_file", "inactive_file", &file) >= 0) {
+			uint64_t h = mem_headroom(limit, cur, file);
+
+			if (h < best.headroom) {
+				best.headroom = h;
+				best.limit = limit;
+			}
+		}
+		slash = strrchr(path, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+	*ret = best;
+	return 0;
+}
+
+int memcg1_room(const char *dir, uint64_t mem_total, struct memcg_room *ret)
+{
+	_cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	uint64_t limit, cur, a, b;
+	size_t len = 0;
+	int r;
+
+	*ret = (struct memcg_room){ UINT64_MAX, UINT64_MAX };
+	if (fd < 0)
+		return -errno;
+	r = read_at(fd, "memory.stat", &buf, &len);
+	if (r < 0)
+		return r;
+	if (memstat_parse(buf, len, "hierarchical_memory_limit", &limit) < 0 || limit >= mem_total)
+		return 0;
+	if (memstat_parse(buf, len, "total_active_file", &a) < 0 ||
+	    memstat_parse(buf, len, "total_inactive_file", &b) < 0)
+		return -EINVAL;
+	r = read_u64_at(fd, "memory.usage_in_bytes", &cur);
+	if (r < 0)
+		return r;
+	ret->headroom = mem_headroom(limit, cur, a + b);
+	ret->limit = limit;
+	return 0;
+}
+
+int memcg1_parse_mount(const char *buf, size_t len, char **ret)
+{
+	FOR_EACH_LINE(p, le, buf, len) {
+		/* "cgroup /sys/fs/cgroup/memory cgroup rw,nosuid,memory 0 0" */
+		char line[1024], dev[256], dir[512], type[64], opts[256];
+		size_t n = (size_t)(le - p);
+
+		if (n >= sizeof(line))
+			continue;
+		memcpy(line, p, n);
+		line[n] = '\0';
+		if (sscanf(line, "%255s %511s %63s %255s", dev, dir, type, opts) != 4 || !streq(type, "cgroup"))
+			continue;
+		for (char *o = strtok(opts, ","); o; o = strtok(NULL, ","))
+			if (streq(o, "memory")) {
+				*ret = strdup(dir);
+				return *ret ? 0 : -ENOMEM;
+			}
+	}
+	return -ENOENT;
+}
+
+int memcg1_parse_cgroup(const char *buf, size_t len, char **ret)
+{
+	FOR_EACH_LINE(p, le, buf, len) {
+		/* "4:memory:/path"; the controller list may hold several. */
+		const char *c1 = memchr(p, ':', (size_t)(le - p)), *c2;
+		const char *s;
+
+		if (!c1)
+			continue;
+		c2 = memchr(c1 + 1, ':', (size_t)(le - c1 - 1));
+		if (!c2)
+			continue;
+		for (s = c1 + 1; s < c2;) {
+			const char *e = memchr(s, ',', (size_t)(c2 - s));
+
+			if (!e)
+				e = c2;
+			if (e - s == 6 && memcmp(s, "memory", 6) == 0) {
+				*ret = strndup(c2 + 1, (size_t)(le - c2 - 1));
+				return *ret ? 0 : -ENOMEM;
+			}
+			s = e + 1;
+		}
+	}
+	return -ENOENT;
+}
+
+int memcg1_dir_of(int proc_pid_fd, char **ret)
+{
+	_cleanup_free_ char *mounts = NULL, *cg = NULL, *mnt = NULL, *rel = NULL;
+	size_t ml = 0, cl = 0;
+	int r;
+
+	r = read_at(AT_FDCWD, "/proc/self/mounts", &mounts, &ml);
+	if (r < 0)
+		return r;
+	r = memcg1_parse_mount(mounts, ml, &mnt);
+	if (r < 0)
+		return r;
+	r = read_at(proc_pid_fd, "cgroup", &cg, &cl);
+	if (r < 0)
+		return r;
+	r = memcg1_parse_cgroup(cg, cl, &rel);
+	if (r < 0)
+		return r;
+	if (asprintf(ret, "%s%s", mnt, streq(rel, "/") ? "" : rel) < 0)
+		return -ENOMEM;
+	return 0;
+}

@@ -17,12 +17,17 @@ void text_mappings_done(struct text_mappings *m)
 
 static int kb_field(const char *l, size_t len, const char *key, uint64_t *ret)
 {
-	size_t k = strlen(key);
+	size_t k = strlen(key), n;
 	unsigned long long v;
+	char num[32];
 
 	if (len <= k || memcmp(l, key, k) != 0 || l[k] != ':')
 		return 0;
-	if (sscanf(l + k + 1, "%llu", &v) != 1)
+	/* The line is not NUL-terminated: scan a bounded copy. */
+	n = len - k - 1 < sizeof(num) - 1 ? len - k - 1 : sizeof(num) - 1;
+	memcpy(num, l + k + 1, n);
+	num[n] = '\0';
+	if (sscanf(num, "%llu", &v) != 1)
 		return -EINVAL;
 	*ret = (uint64_t)v * 1024;
 	return 1;

@@ -1342,8 +1342,13 @@ int manager_drop_privileges(struct manager *m)
 
 	(void)caps_get_effective(&had);
 	r = caps_keep_only(want, &kept, &bounding);
-	if (r < 0)
-		return log_error_errno(r, "cannot drop capabilities: %s", strerror(-r));
+	if (r < 0) {
+		/* Less safe, not broken: say so and go on. */
+		log_warning("cannot drop capabilities: %s%s; keeping %s", strerror(-r),
+			    r == -EPERM ? " (a system call filter without capset?)" : "",
+			    caps_format(had, d, sizeof(d)));
+		return 0;
+	}
 	log_info("capabilities for backend %s: kept %s; dropped %s%s", m->backend_ops->name,
 		 caps_format(kept, k, sizeof(k)), caps_format(had & ~kept, d, sizeof(d)),
 		 bounding ? " (bounding set too)" : " (bounding set as the service manager set it)");

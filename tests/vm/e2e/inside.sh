@@ -46,9 +46,14 @@ check "memory.exec_protect=1 on eg-web.service" test "$(value system.slice/eg-we
 check "memory.exec_protect=1 on system.slice" test "$(value system.slice)" = 1
 check "memory.exec_protect=0 on eg-batch.service" test "$(value system.slice/eg-batch.service)" = 0
 
-status=$(systemctl status execguardd --no-pager 2>&1)
+status_names_backend() {
+	status=$(systemctl status execguardd --no-pager 2>&1)
+	grep -q 'Status: ".*backend kernel' <<<"$status"
+}
+wait_for 5 status_names_backend
 say "systemctl status: $(grep -m1 'Status:' <<<"$status" | sed 's/^ *//')"
 check "STATUS= names the backend" grep -q 'Status: ".*backend kernel' <<<"$status"
+grep -q 'Status: ' <<<"$status" || sed 's/^/E2E:   /' <<<"$status" | head -n 5
 
 json=$(journalctl -u execguardd -o json --no-pager)
 check "journal: MESSAGE_ID of the decision with EXECGUARD_UNIT=eg-web.service" \
@@ -103,5 +108,9 @@ check "execguardctl explain agrees after the restart" sh -c "execguardctl explai
 systemctl stop execguardd
 check "a clean stop clears what it set" test "$(value system.slice/eg-web.service)" = 0
 
+if [ "$failed" -gt 0 ]; then
+	say "journalctl -u execguardd (last 30 lines):"
+	journalctl -u execguardd --no-pager -o short-monotonic 2>&1 | tail -n 30 | sed 's/^/E2E:   /'
+fi
 say "$failed failed"
 exit $((failed > 0))

@@ -110,12 +110,25 @@ series_key=$(hash_files "${series_files[@]}")
 if [ "$(cat "$src/.execguard-series" 2>/dev/null)" != "$series_key" ]; then
 	log "applying the series (${#series[@]} patches)"
 	rm -f "$src/.execguard-series"
-	git_src reset -q --hard execguard-base
-	git_src clean -q -fdx -e .execguard-base
+	# Apply the series to the base in a scratch index, then move the work
+	# tree to the result: only the files whose contents differ from what
+	# is there are written, so make rebuilds only what the change touched
+	# (a selftest-only change rebuilds no kernel object). Going back to
+	# the base first would rewrite every file the old series touched.
+	index=$src/.git/execguard-index
+	rm -f "$index"
+	GIT_INDEX_FILE=$index git_src read-tree execguard-base
 	for p in "${series[@]}"; do
-		git_src apply --index --whitespace=nowarn "$patches/$p" ||
+		GIT_INDEX_FILE=$index git_src apply --cached --whitespace=nowarn "$patches/$p" ||
 			die "patch $p does not apply"
 	done
+	tree=$(GIT_INDEX_FILE=$index git_src write-tree)
+	rm -f "$index"
+	# Stat data first: a file that only looks changed (a copied tree) is
+	# left alone
+	git_src update-index -q --refresh >/dev/null || true
+	git_src read-tree --reset -u "$tree"
+	git_src clean -q -fdx -e .execguard-base
 	echo "$series_key" >"$src/.execguard-series"
 fi
 

@@ -33,7 +33,8 @@
 #                     kvm or tcg; also $EXECGUARD_VM_ACCEL
 #   --log FILE        keep the serial console log in FILE
 #   --allow-splat     do not fail when the kernel log shows a BUG, WARNING,
-#                     KASAN or lockdep report
+#                     KASAN, lockdep, RCU stall or hung task report
+#                     (tests/vm/splat-patterns)
 #   --quiet           do not copy the console to stderr
 #
 # Exit status: the command's; 124 on timeout; 125 when the VM did not
@@ -74,7 +75,7 @@ while [ $# -gt 0 ]; do
 	--log) log=$2; shift ;;
 	--allow-splat) allow_splat=true ;;
 	--quiet) quiet=true ;;
-	-h|--help) sed -n '3,42s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,43s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	--) shift; break ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
@@ -314,21 +315,32 @@ wait 2>/dev/null
 set -e
 note "VM ran for $(( $(date +%s) - start )) s"
 
+# Kernel reports (tests/vm/splat-patterns), shown whatever else happened.
+# Into files first: with pipefail, "tr | grep -q" can lose a match to
+# tr's SIGPIPE once the log is longer than a pipe buffer.
+patterns=$(dirname "${BASH_SOURCE[0]}")/splat-patterns
+[ -f "$patterns" ] || die "$patterns not found"
+grep -v -e '^#' -e '^$' "$patterns" >"$work/splat.re"
+tr -d '\r' <"$log" >"$work/console.txt"
+splat=false
+if grep -Eq -f "$work/splat.re" "$work/console.txt"; then
+	splat=true
+	note "kernel log shows a splat:"
+	grep -E -m10 -f "$work/splat.re" "$work/console.txt" >&2
+fi
+
 if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 	note "timeout after $timeout s"
 	exit 124
 fi
 
-rc=$(tr -d '\r' <"$log" | sed -n 's/^EXECGUARD-VM-EXIT=\([0-9]*\)$/\1/p' | tail -n1)
+rc=$(sed -n 's/^EXECGUARD-VM-EXIT=\([0-9]*\)$/\1/p' "$work/console.txt" | tail -n1)
 if [ -z "$rc" ]; then
 	note "the VM did not report an exit status (qemu exit $qrc)"
 	exit 125
 fi
 
-splat='BUG:|WARNING:|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|Call Trace:|Kernel panic'
-if ! $allow_splat && tr -d '\r' <"$log" | grep -Eq "$splat"; then
-	note "kernel log shows a splat:"
-	tr -d '\r' <"$log" | grep -E -m5 "$splat" >&2
-	[ "$rc" = 0 ] && rc=126
+if $splat && ! $allow_splat && [ "$rc" = 0 ]; then
+	rc=126
 fi
 exit "$rc"

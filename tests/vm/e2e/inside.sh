@@ -4,6 +4,8 @@
 # a command a user would type. Lines starting "E2E: " are the report.
 set -u
 stage=${1:?}
+# Waits are this many times longer (10 on the KASAN+lockdep kernel)
+slow=${2:-1}
 failed=0
 say() { echo "E2E: $*"; }
 ok() { say "PASS: $*"; }
@@ -11,7 +13,7 @@ bad() { say "FAIL: $*"; failed=$((failed + 1)); }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
 value() { cat "/sys/fs/cgroup/$1/memory.exec_protect" 2>/dev/null || echo missing; }
 wait_for() { # SECONDS CMD...: until CMD succeeds
-	local n=$(($1 * 10)); shift
+	local n=$(($1 * 10 * slow)); shift
 	while [ $n -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
 	return 1
 }
@@ -44,9 +46,14 @@ check "memory.exec_protect=1 on eg-web.service" test "$(value system.slice/eg-we
 check "memory.exec_protect=1 on system.slice" test "$(value system.slice)" = 1
 check "memory.exec_protect=0 on eg-batch.service" test "$(value system.slice/eg-batch.service)" = 0
 
-status=$(systemctl status execguardd --no-pager 2>&1)
+status_names_backend() {
+	status=$(systemctl status execguardd --no-pager 2>&1)
+	grep -q 'Status: ".*backend kernel' <<<"$status"
+}
+wait_for 5 status_names_backend
 say "systemctl status: $(grep -m1 'Status:' <<<"$status" | sed 's/^ *//')"
 check "STATUS= names the backend" grep -q 'Status: ".*backend kernel' <<<"$status"
+grep -q 'Status: ' <<<"$status" || sed 's/^/E2E:   /' <<<"$status" | head -n 5
 
 json=$(journalctl -u execguardd -o json --no-pager)
 check "journal: MESSAGE_ID of the decision with EXECGUARD_UNIT=eg-web.service" \
@@ -83,7 +90,7 @@ check "after daemon-reload with Protect=yes: eg-web.service 1 again" test "$(val
 mkdir -p /etc/execguard.d
 printf '[Rule broken]\nProtect=sometimes\n' > /etc/execguard.d/99-broken.conf
 systemctl reload execguardd
-sleep 1
+sleep "$slow"
 check "execguardd still active after a bad reload" systemctl is-active --quiet execguardd
 check "journal names the bad line" sh -c 'journalctl -u execguardd --no-pager | grep -q "/etc/execguard.d/99-broken.conf:2: invalid Protect=sometimes"'
 check "old policy still in force" test "$(value system.slice/eg-web.service)" = 1
@@ -94,12 +101,16 @@ old=$(systemctl show -p MainPID --value execguardd)
 kill -9 "$old"
 wait_for 20 sh -c "p=\$(systemctl show -p MainPID --value execguardd); [ -n \"\$p\" ] && [ \"\$p\" != 0 ] && [ \"\$p\" != $old ] && systemctl is-active --quiet execguardd"
 check "systemd restarted execguardd after SIGKILL" systemctl is-active --quiet execguardd
-sleep 1
+sleep "$slow"
 check "protection still in place after the restart" test "$(value system.slice/eg-web.service)" = 1
 check "execguardctl explain agrees after the restart" sh -c "execguardctl explain $pid | grep -q eg-web.service"
 
 systemctl stop execguardd
 check "a clean stop clears what it set" test "$(value system.slice/eg-web.service)" = 0
 
+if [ "$failed" -gt 0 ]; then
+	say "journalctl -u execguardd (last 30 lines):"
+	journalctl -u execguardd --no-pager -o short-monotonic 2>&1 | tail -n 30 | sed 's/^/E2E:   /'
+fi
 say "$failed failed"
 exit $((failed > 0))

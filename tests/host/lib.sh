@@ -101,4 +101,17 @@ run_in() {
 	KIDS+=("$LAST_PID")
 }
 
+# stats: a fresh SIGUSR1 stats line; protected_now: its "protected now".
+stats() {
+	local before
+	before=$(grep -c "stats (on request)" "$T/daemon.log")
+	kill -USR1 "$DAEMON_PID"
+	for i in $(seq 100); do
+		[ "$(grep -c "stats (on request)" "$T/daemon.log")" -gt "$before" ] && break
+		sleep 0.1
+	done
+	grep "stats (on request)" "$T/daemon.log" | tail -n 1
+}
+protected_now() { stats | sed -n 's/.*protected now \([0-9]*\).*/\1/p'; }
+
 file_value() { cat "$T/cgroot/$1/memory.exec_protect"; }

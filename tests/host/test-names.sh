@@ -95,13 +95,6 @@ reuse_pid() { # CGROUP: start sleep in CGROUP under the PID $want; 0 if it got i
 	done
 	return 1
 }
-protected_now() {
-	local before
-	before=$(grep -c "stats (on request)" "$T/daemon.log")
-	kill -USR1 "$DAEMON_PID"
-	for i in $(seq 50); do [ "$(grep -c "stats (on request)" "$T/daemon.log")" -gt "$before" ] && break; sleep 0.1; done
-	grep "stats (on request)" "$T/daemon.log" | tail -n 1 | sed -n 's/.*protected now \([0-9]*\).*/\1/p'
-}
 for where in off on; do
 	run_in "$BASE/tmpl@1.service" sleep 60
 	want=$LAST_PID

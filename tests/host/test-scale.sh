@@ -39,18 +39,6 @@ new_cgroup "$A"
 new_cgroup "$B"
 fake_cgroup "$A"
 kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$DAEMON_PID/status"; }
-# stats_field NAME: from a fresh SIGUSR1 stats line.
-stats() {
-	local before
-	before=$(grep -c "stats (on request)" "$T/daemon.log")
-	kill -USR1 "$DAEMON_PID"
-	for i in $(seq 100); do
-		[ "$(grep -c "stats (on request)" "$T/daemon.log")" -gt "$before" ] && break
-		sleep 0.1
-	done
-	grep "stats (on request)" "$T/daemon.log" | tail -n 1
-}
-protected_now() { stats | sed -n 's/.*protected now \([0-9]*\).*/\1/p'; }
 
 write_conf <<CONF
 [Daemon]

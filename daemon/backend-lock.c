@@ -1381,6 +1381,12 @@ int backend_lock_dump(void *state, FILE *f)
 	return 0;
 }
 
+/* The summary is otherwise logged only when it moved by a megabyte. */
+static void lock_log_stats(void *state)
+{
+	log_summary(state, true);
+}
+
 const struct backend_ops backend_lock_ops = {
 	/* Files others own (DAC_READ_SEARCH), mlock() past the rlimit
 	 * (IPC_LOCK), PSI windows under 2 s (SYS_RESOURCE), map_files
@@ -1394,4 +1400,5 @@ const struct backend_ops backend_lock_ops = {
 	.release = lock_release,
 	.reconfigure = lock_reconfigure,
 	.describe = lock_describe,
+	.log_stats = lock_log_stats,
 };

@@ -56,6 +56,8 @@ struct backend_ops {
 	void (*scan_done)(void *state);
 	/* A short phrase for STATUS=, e.g. "3 cgroups protected". */
 	void (*describe)(void *state, char *buf, size_t size);
+	/* Optional: log the backend's own figures now (SIGUSR1). */
+	void (*log_stats)(void *state);
 };
 
 extern const struct backend_ops backend_kernel_ops;

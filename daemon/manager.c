@@ -1125,9 +1125,13 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
 
 static int on_stats(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
+	struct manager *m = userdata;
+
 	(void)s;
 	(void)si;
-	log_stats(userdata, "on request");
+	log_stats(m, "on request");
+	if (m->backend_ops->log_stats)
+		m->backend_ops->log_stats(m->backend);
 	return 0;
 }
 

@@ -45,6 +45,17 @@ k=$(vmlck)
 sleep_kb=$(( $(stat -c %s /usr/bin/sleep) / 1024 ))
 libc_kb=$(( $(stat -L -c %s /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || echo 0) / 1024 ))
 pass "locked $k kB for sleep (files: sleep $sleep_kb kB, libc $libc_kb kB)"
+# SIGUSR1 logs the unit's summary now, also when it moved by less than
+# the megabyte that logs it unasked.
+summaries() { grep -Ec "/$A: text mapped [^ ]+, resident [^ ]+, locked [^ ]+ \(1 processes, [0-9]+ ranges\)" "$T/daemon.log"; }
+before=$(summaries)
+kill -USR1 "$DAEMON_PID"
+for i in $(seq 50); do
+	[ "$(summaries)" -gt "$before" ] && break
+	sleep 0.1
+done
+[ "$(summaries)" -gt "$before" ] || fail "no lock summary on SIGUSR1: $(tail -n 3 "$T/daemon.log")"
+pass "SIGUSR1 logs the lock summary"
 
 kill "$p"
 for i in $(seq 40); do

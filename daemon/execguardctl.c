@@ -2,6 +2,7 @@
 /* execguardctl: ask the running execguardd over D-Bus what it protects,
  * explain its decisions, reload it; check a policy without it. */
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +21,11 @@ enum {
 	EXIT_OK = 0,
 	EXIT_FAILED = 1,  /* errors in the policy, reload rejected, no such process */
 	EXIT_USAGE = 2,
-	EXIT_NO_DAEMON = 3, /* no bus, or execguardd not on it */
+	EXIT_NO_DAEMON = 3, /* no bus, execguardd not on it, or no answer in time */
 };
 
 static bool arg_json;
+static uint64_t arg_timeout_usec; /* 0: sd-bus's default (25 s) */
 static const char *arg_config = DEFAULT_CONFIG;
 
 static void help(void)
@@ -52,9 +54,10 @@ static void help(void)
 	       "     --version           Show the version\n"
 	       "     --json              Print JSON instead of tables\n"
 	       "  -c --config=FILE       Policy file for check-config (default %s)\n"
+	       "     --timeout=SEC       Wait at most SEC seconds for each answer (default 25)\n"
 	       "\n"
 	       "Exit status: 0 success, 1 failure (errors, rejected reload, no such process),\n"
-	       "2 usage, 3 execguardd not reachable. See execguardctl(1).\n",
+	       "2 usage, 3 execguardd not reachable or no answer in time. See execguardctl(1).\n",
 	       DEFAULT_CONFIG);
 }
 
@@ -135,12 +138,31 @@ static int connect_daemon(sd_bus **ret)
 		fprintf(stderr, "execguardctl: cannot connect to the system bus: %s\n", strerror(-r));
 		return -EXIT_NO_DAEMON;
 	}
+	if (arg_timeout_usec)
+		(void)sd_bus_set_method_call_timeout(*ret, arg_timeout_usec);
 	return 0;
 }
 
-/* Turn a failed call into a message and an exit code. */
-static int call_failed(const char *what, const sd_bus_error *e, int r)
+/* NoReply is both "timed out" and "went away without answering": who owns
+ * the name now tells them apart. */
+static bool daemon_on_bus(sd_bus *bus)
 {
+	_cleanup_(sd_bus_creds_unrefp) sd_bus_creds *c = NULL;
+
+	return sd_bus_get_name_creds(bus, EXECGUARD_BUS_NAME, 0, &c) >= 0;
+}
+
+/* Turn a failed call into a message and an exit code. */
+static int call_failed(sd_bus *bus, const char *what, const sd_bus_error *e, int r)
+{
+	if ((sd_bus_error_has_name(e, SD_BUS_ERROR_NO_REPLY) || r == -ETIMEDOUT) && daemon_on_bus(bus)) {
+		uint64_t t = 0;
+
+		(void)sd_bus_get_method_call_timeout(bus, &t);
+		fprintf(stderr, "execguardctl: execguardd is on the system bus but did not answer %s within %.1f s (busy or stopped? see --timeout=)\n",
+			what, (double)t / 1e6);
+		return EXIT_NO_DAEMON;
+	}
 	if (sd_bus_error_has_name(e, SD_BUS_ERROR_SERVICE_UNKNOWN) ||
 	    sd_bus_error_has_name(e, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ||
 	    sd_bus_error_has_name(e, SD_BUS_ERROR_NO_REPLY) ||
@@ -180,7 +202,7 @@ static int call(sd_bus *bus, const char *method, sd_bus_message **reply, const c
 	if (r >= 0)
 		r = sd_bus_call(bus, m, 0, &e, reply);
 	if (r < 0) {
-		r = call_failed(method, &e, r);
+		r = call_failed(bus, method, &e, r);
 		sd_bus_error_free(&e);
 		return -r;
 	}
@@ -204,7 +226,7 @@ static int get_props(sd_bus *bus, sd_bus_message **reply, struct props *p)
 			       "org.freedesktop.DBus.Properties", "GetAll", &e, reply, "s",
 			       EXECGUARD_BUS_INTERFACE);
 	if (r < 0) {
-		r = call_failed("GetAll", &e, r);
+		r = call_failed(bus, "GetAll", &e, r);
 		sd_bus_error_free(&e);
 		return -r;
 	}
@@ -633,12 +655,13 @@ out:
 /* 1: go on; 0: done; <0: usage error. */
 static int parse_argv(int argc, char **argv)
 {
-	enum { ARG_VERSION = 0x100, ARG_JSON };
+	enum { ARG_VERSION = 0x100, ARG_JSON, ARG_TIMEOUT };
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
 		{ "json", no_argument, NULL, ARG_JSON },
 		{ "config", required_argument, NULL, 'c' },
+		{ "timeout", required_argument, NULL, ARG_TIMEOUT },
 		{}
 	};
 	int c;
@@ -657,6 +680,22 @@ static int parse_argv(int argc, char **argv)
 		case 'c':
 			arg_config = optarg;
 			break;
+		case ARG_TIMEOUT: {
+			char *end = NULL;
+			double sec;
+
+			errno = 0;
+			sec = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(sec > 0) || sec > 86400) {
+				fprintf(stderr, "execguardctl: --timeout=%s: want seconds, more than 0 and at most 86400\n",
+					optarg);
+				return -EINVAL;
+			}
+			arg_timeout_usec = (uint64_t)(sec * 1e6);
+			if (!arg_timeout_usec)
+				arg_timeout_usec = 1;
+			break;
+		}
 		default:
 			return -EINVAL;
 		}

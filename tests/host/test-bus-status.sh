@@ -78,6 +78,19 @@ ctl frobnicate > /dev/null 2>&1
 [ $? = 2 ] || fail "unknown command: want exit 2"
 pass "exit codes"
 
+# On the bus but not answering (stopped): said so, not "not running".
+ctl --timeout=0 status > "$T/t0.out" 2>&1
+[ $? = 2 ] && grep -q "timeout=0: want seconds" "$T/t0.out" || fail "--timeout=0: $(cat "$T/t0.out")"
+kill -STOP "$DAEMON_PID"
+ctl --timeout=0.5 status > "$T/stopped.out" 2>&1
+rc=$?
+kill -CONT "$DAEMON_PID"
+[ "$rc" = 3 ] || fail "status of a stopped daemon: exit $rc, want 3: $(cat "$T/stopped.out")"
+grep -q "is on the system bus but did not answer GetAll within 0.5 s" "$T/stopped.out" ||
+	fail "stopped daemon: $(cat "$T/stopped.out")"
+wait_ctl "backend kernel" status || fail "no status after SIGCONT: $(ctl status 2>&1)"
+pass "a daemon that does not answer in time is told apart from one not running"
+
 if id nobody > /dev/null 2>&1 && command -v setpriv > /dev/null; then
 	asnobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$EXECGUARDCTL" "$@"; }
 	asnobody status > /dev/null || fail "nobody cannot read status"

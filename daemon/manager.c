@@ -377,6 +377,16 @@ static int watch_exit(struct manager *m, struct tracked *t)
 	return sd_event_add_io(m->event, &t->exit_source, t->pidfd, EPOLLIN, on_pin_exit, t);
 }
 
+/* The later looks' timer (on_remap_timer) runs while anything is tracked. */
+static void arm_remap_timer(struct manager *m)
+{
+	if (!m->remap_timer)
+		return;
+	(void)sd_event_source_set_time_relative(m->remap_timer,
+						(uint64_t)(m->policy.daemon.lock_recheck_sec ?: 10) * 1000000);
+	(void)sd_event_source_set_enabled(m->remap_timer, SD_EVENT_ONESHOT);
+}
+
 static char *strdup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
@@ -491,6 +501,12 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 			tracked_free(m, t);
 			look_done(&l);
 			return r;
+		}
+		if (m->remap_timer) {
+			int on = SD_EVENT_OFF;
+
+			if (sd_event_source_get_enabled(m->remap_timer, &on) >= 0 && on == SD_EVENT_OFF)
+				arm_remap_timer(m);
 		}
 	}
 	free(t->exe);
@@ -764,11 +780,13 @@ static void rearm_rescan_timer(struct manager *m)
 	sd_event_source_set_enabled(m->rescan_timer, SD_EVENT_ONESHOT);
 }
 
-/* A later look at a protected process: its libraries are mapped now. */
-/* false: it is gone (and released). */
+/* A later look at a protected process: its libraries are mapped now, or
+ * it was moved to another cgroup (no event tells: decided again).
+ * false: it is gone (and released). */
 static bool relook(struct manager *m, struct tracked *t)
 {
 	struct look l;
+	pid_t pid = t->pid;
 	int r;
 
 	/* The pidfd pins the process: if it exited, a new one with its PID
@@ -785,6 +803,13 @@ static bool relook(struct manager *m, struct tracked *t)
 		release_tracked(m, t);
 		return false;
 	}
+	if (!streq_ptr(l.cgroup, t->cgroup)) {
+		log_info("pid %d (%s) moved from %s to %s: deciding again", (int)pid, strna(t->exe),
+			 strna(t->cgroup), strna(l.cgroup));
+		look_done(&l);
+		(void)examine(m, pid, 0);
+		return hashmap_get(&m->procs, INT_TO_KEY(pid)) == t;
+	}
 	protect_now(m, t, &l);
 	look_done(&l);
 	return true;
@@ -796,9 +821,11 @@ static void look_again(struct manager *m, struct tracked *t)
 		tracked_queue(m, t, t->stage + 1, now_ns());
 }
 
-/* Long-running processes map more later (dlopen, plugins): every
- * LockRecheckSec, those done with their later looks are looked at again,
- * at most REMAP_BATCH of them per round, round robin. */
+/* Long-running processes map more later (dlopen, plugins) and may be
+ * moved to another cgroup: every LockRecheckSec, those done with their
+ * later looks are looked at again, at most REMAP_BATCH of them per round,
+ * round robin. With a cgroup-only backend that is one read of
+ * /proc/PID/cgroup each. */
 #define REMAP_BATCH 256
 
 static int on_remap_timer(sd_event_source *s, uint64_t usec, void *userdata)
@@ -808,6 +835,7 @@ static int on_remap_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct hashmap_entry *e = NULL;
 	size_t n = 0, i = m->remap_cursor, visited = 0;
 
+	(void)s;
 	(void)usec;
 	if (i >= m->procs.n_buckets)
 		i = 0;
@@ -825,8 +853,9 @@ static int on_remap_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		m->remap_cursor = 0;
 	for (size_t k = 0; k < n; k++)
 		relook(m, batch[k]);
-	sd_event_source_set_time_relative(s, (uint64_t)(m->policy.daemon.lock_recheck_sec ?: 10) * 1000000);
-	sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	/* Nothing tracked: idle until examine() arms it again. */
+	if (m->procs.n_items)
+		arm_remap_timer(m);
 	return 0;
 }
 
@@ -1324,13 +1353,11 @@ int manager_start_events(struct manager *m)
 	if (r < 0)
 		return r;
 	sd_event_source_set_enabled(m->status_timer, SD_EVENT_ON);
-	if (!m->backend_ops->cgroup_only) {
-		r = sd_event_add_time_relative(m->event, &m->remap_timer, CLOCK_MONOTONIC,
-					       (uint64_t)(m->policy.daemon.lock_recheck_sec ?: 10) * 1000000,
-					       100000, on_remap_timer, m);
-		if (r < 0)
-			return r;
-	}
+	r = sd_event_add_time_relative(m->event, &m->remap_timer, CLOCK_MONOTONIC,
+				       (uint64_t)(m->policy.daemon.lock_recheck_sec ?: 10) * 1000000, 100000,
+				       on_remap_timer, m);
+	if (r < 0)
+		return r;
 	log_info("listening to the proc connector (%s)",
 		 !m->cn_filtered	  ? "all events, filtered here: kernel older than 6.6" :
 		 m->pin_by_proc_dir ? "exec and exit events only, kernel-side filter" :

@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A protected process moved to another cgroup after the decision (no
+# event tells of it): the daemon's later looks (every LockRecheckSec)
+# see the move and decide again. Kernel backend on a fake tree: the
+# old cgroup is cleared when nothing protected is left in it, the new
+# one set; moved out of every protected cgroup, it is released.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_cgroup2
+
+A=execguard-move-a-$$
+B=execguard-move-b-$$
+U=execguard-move-u-$$
+for c in "$A" "$B" "$U"; do
+	new_cgroup "$c"
+	fake_cgroup "$c"
+done
+write_conf <<CONF
+[Daemon]
+Backend=kernel
+LockRecheckSec=1
+[Rule moved]
+MatchCgroup=/$A /$B
+Protect=yes
+CONF
+start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
+
+run_in "$A" sleep 60
+p=$LAST_PID
+wait_log "protect pid $p " 5 || fail "no decision for pid $p"
+[ "$(file_value "$A")" = 1 ] || fail "/$A not set"
+
+# wait_value CGROUP VALUE SECS
+wait_value() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		[ "$(file_value "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+echo "$p" > "$CG2/$B/cgroup.procs" || fail "cannot move pid $p"
+wait_value "$B" 1 5 || fail "/$B not set 5 s after pid $p moved there: $(tail -n 3 "$T/daemon.log")"
+wait_value "$A" 0 2 || fail "/$A still set with nothing protected left in it"
+grep -q "pid $p (.*) moved from /$A to /$B: deciding again" "$T/daemon.log" || fail "the move is not logged"
+[ "$(protected_now)" = 1 ] || fail "protected now $(protected_now) after the move, want 1"
+pass "moved between protected cgroups: followed, the old one cleared"
+
+echo "$p" > "$CG2/$U/cgroup.procs" || fail "cannot move pid $p"
+wait_value "$B" 0 5 || fail "/$B still set 5 s after pid $p left it"
+wait_log "pid $p \(.*\) no longer protected" 2 || fail "release not logged"
+[ "$(file_value "$U")" = 0 ] || fail "/$U was set"
+[ "$(protected_now)" = 0 ] || fail "protected now $(protected_now) after leaving, want 0"
+pass "moved to an unprotected cgroup: released"
+
+kill "$p"
+stop_daemon || fail "daemon exit status $?"
+pass "clean stop"

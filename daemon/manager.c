@@ -51,6 +51,7 @@ struct manager {
 	sd_event *event;
 	sd_event_source *cn_source, *rescan_timer, *full_rescan_timer, *status_timer;
 	sd_event_source *cn_retry_timer; /* reopening the connector after an error */
+	sd_event_source *cn_batch_timer; /* ExecBatchMSec: gathering exec events */
 	sd_event_source *remap_timer;	 /* new mappings of long-running processes */
 	size_t remap_cursor;
 	int cn_fd;
@@ -699,18 +700,10 @@ static int on_connector_retry(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+static void connector_drain(struct manager *m, int fd)
 {
-	struct manager *m = userdata;
 	struct cnproc_event ev[MAX_EVENTS_PER_DATAGRAM];
 
-	(void)s;
-	if (revents & (EPOLLERR | EPOLLHUP) && !(revents & EPOLLIN)) {
-		log_error("proc connector socket failed (poll events 0x%x); opening a new socket and rescanning",
-			  revents);
-		connector_reopen(m);
-		return 0;
-	}
 	/* Drain what is queued, but let other sources run between bursts. */
 	for (int round = 0; round < 1024; round++) {
 		ssize_t n = cnproc_receive(fd, m->rx, sizeof(m->rx));
@@ -724,7 +717,7 @@ static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *user
 				m->overflow_pending = false;
 				schedule_full_rescan(m);
 			}
-			return 0;
+			return;
 		}
 		if (n == -ENOBUFS) {
 			if (m->n_overflows++ == 0 || m->n_overflows % 100 == 0)
@@ -741,7 +734,7 @@ static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *user
 			log_error("proc connector receive failed: %s; opening a new socket and rescanning",
 				  strerror((int)-n));
 			connector_reopen(m);
-			return 0;
+			return;
 		}
 		m->n_datagrams++;
 		k = cnproc_decode(m->rx, (size_t)n, ev, ELEMENTSOF(ev));
@@ -762,6 +755,53 @@ static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *user
 			}
 		}
 	}
+}
+
+static int on_connector_batch(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)s;
+	(void)usec;
+	if (!m->cn_source)
+		return 0; /* reopening: the rescan after it sees everything */
+	(void)sd_event_source_set_enabled(m->cn_source, SD_EVENT_ON);
+	connector_drain(m, m->cn_fd);
+	return 0;
+}
+
+/* With ExecBatchMSec, the first event of a batch stops the socket watch
+ * and the events of the next milliseconds are taken in one go: one
+ * wake-up for many, and a process that exited meanwhile costs one failed
+ * open instead of a pin, a watch and a release. */
+static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct manager *m = userdata;
+	uint64_t batch_usec = (uint64_t)m->policy.daemon.exec_batch_ms * 1000;
+
+	if (revents & (EPOLLERR | EPOLLHUP) && !(revents & EPOLLIN)) {
+		log_error("proc connector socket failed (poll events 0x%x); opening a new socket and rescanning",
+			  revents);
+		connector_reopen(m);
+		return 0;
+	}
+	if (batch_usec) {
+		int r;
+
+		if (!m->cn_batch_timer)
+			r = sd_event_add_time_relative(m->event, &m->cn_batch_timer, CLOCK_MONOTONIC, batch_usec,
+						       1, on_connector_batch, m);
+		else
+			r = sd_event_source_set_time_relative(m->cn_batch_timer, batch_usec);
+		if (r >= 0)
+			r = sd_event_source_set_enabled(m->cn_batch_timer, SD_EVENT_ONESHOT);
+		if (r >= 0) {
+			(void)sd_event_source_set_enabled(s, SD_EVENT_OFF);
+			return 0;
+		}
+		/* No timer: take the events now rather than lose them. */
+	}
+	connector_drain(m, fd);
 	return 0;
 }
 
@@ -1434,6 +1474,7 @@ struct manager *manager_free(struct manager *m)
 	hashmap_done(&m->procs);
 	sd_event_source_unref(m->cn_source);
 	sd_event_source_unref(m->cn_retry_timer);
+	sd_event_source_unref(m->cn_batch_timer);
 	sd_event_source_unref(m->remap_timer);
 	sd_event_source_unref(m->rescan_timer);
 	sd_event_source_unref(m->full_rescan_timer);

@@ -183,6 +183,7 @@ void policy_init(struct policy *p)
 			.rescan_delays_ms = { 20, 200, 1000 },
 			.n_rescan_delays = 3,
 			.receive_buffer = 4 << 20,
+			.exec_batch_ms = 2,
 			.lock_budget = { .percent = 5, .set = true },
 			.lock_recheck_sec = 10,
 			.pressure_stall_ms = 100,
@@ -459,6 +460,9 @@ static int handle_daemon_key(struct parse_state *st, const char *name, const cha
 		if (parse_uint(value, 65536, 1U << 30, &u) < 0)
 			return BAD_VALUE(st, name, value, "bytes from 65536 to 1073741824");
 		d->receive_buffer = (int)u;
+	} else if (streq(name, "ExecBatchMSec")) {
+		if (parse_uint(value, 0, 1000, &d->exec_batch_ms) < 0)
+			return BAD_VALUE(st, name, value, "milliseconds from 0 (at once) to 1000");
 	} else if (streq(name, "LockBudget")) {
 		if (parse_budget(value, &d->lock_budget) < 0)
 			return BAD_VALUE(st, name, value, "bytes (K, M, G, T suffix) or a percentage of RAM");
@@ -480,7 +484,7 @@ static int handle_daemon_key(struct parse_state *st, const char *name, const cha
 					 "bytes (K, M, G, T suffix) or a percentage (of RAM, or of a cgroup's memory limit)");
 	} else {
 		return policy_add_error(st->p, st->file, st->line,
-					"unknown key %s in [Daemon]; expected Backend, RescanDelaysMSec, ReceiveBufferBytes, LockBudget, LockRecheckSec, PressureStallMSec, PressureWindowMSec, PressureRecoverSec or PressureReserve",
+					"unknown key %s in [Daemon]; expected Backend, RescanDelaysMSec, ReceiveBufferBytes, ExecBatchMSec, LockBudget, LockRecheckSec, PressureStallMSec, PressureWindowMSec, PressureRecoverSec or PressureReserve",
 					name);
 	}
 	if (streq(name, "PressureStallMSec") || streq(name, "PressureWindowMSec"))

@@ -32,6 +32,7 @@ struct daemon_settings {
 	unsigned rescan_delays_ms[8]; /* looks at a new process after exec */
 	size_t n_rescan_delays;
 	int receive_buffer;	      /* connector socket SO_RCVBUF(FORCE) */
+	unsigned exec_batch_ms;	      /* exec events gathered this long; 0: at once */
 	struct budget lock_budget;    /* lock backend: all units together */
 	unsigned lock_recheck_sec;    /* lock backend: grow locks this often */
 	unsigned pressure_stall_ms;   /* PSI "some" stall per window that means pressure */

@@ -14,48 +14,7 @@ lk_setup
 [ -e /proc/pressure/memory ] || skip "no PSI (/proc/pressure/memory): kernel without CONFIG_PSI or psi=0"
 LIMIT_MIB=64
 
-CG2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
-[ -n "$CG2" ] || skip "no cgroup2 mount for the unit's memory.pressure"
-# A memory-limited cgroup for the program and the hog.
-if [ -e /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
-	LK_CG=/sys/fs/cgroup/memory/execguard-lock-test.$$
-	mkdir "$LK_CG" || skip "cannot create a v1 memory cgroup"
-	echo "${LIMIT_MIB}M" >"$LK_CG/memory.limit_in_bytes" || skip "cannot limit the v1 memory cgroup"
-	echo 0 >"$LK_CG/memory.swappiness" 2>/dev/null
-	oom_kills() { awk '/^oom_kill / { print $2 }' "$LK_CG/memory.oom_control"; }
-	usage() { cat "$LK_CG/memory.usage_in_bytes"; }
-	filemem() { awk '$1 == "total_active_file" || $1 == "total_inactive_file" { s += $2 } END { print s }' "$LK_CG/memory.stat"; }
-	mkdir "$CG2/execguard-lock-test.$$" || skip "cannot create a cgroup2 group"
-	G=$CG2/execguard-lock-test.$$
-elif grep -qw memory "$CG2/cgroup.controllers" 2>/dev/null && grep -qw memory "$CG2/cgroup.subtree_control"; then
-	LK_CG=$CG2/execguard-lock-test.$$
-	mkdir "$LK_CG" || skip "cannot create a cgroup2 group"
-	echo "${LIMIT_MIB}M" >"$LK_CG/memory.max" || skip "cannot set memory.max"
-	echo 0 >"$LK_CG/memory.swap.max" 2>/dev/null
-	oom_kills() { awk '/^oom_kill / { print $2 }' "$LK_CG/memory.events"; }
-	usage() { cat "$LK_CG/memory.current"; }
-	filemem() { awk '$1 == "active_file" || $1 == "inactive_file" { s += $2 } END { print s }' "$LK_CG/memory.stat"; }
-	G=$LK_CG
-else
-	skip "no memory controller (neither v1 memory nor cgroup2 memory) to make pressure with"
-fi
-lk_cleanup_g() {
-	local c p
-	for c in "$G" "$LK_CG"; do
-		[ -d "$c" ] || continue
-		while read -r p; do echo "$p" >"${c%/execguard-lock-test.$$}/cgroup.procs"; done <"$c/cgroup.procs"
-		rmdir "$c" 2>/dev/null
-	done
-}
-trap 'lk_cleanup_g; lk_cleanup' EXIT
-# run_cg VAR CMD...: lk_run CMD inside the memory cgroup and G, so that
-# its text is charged to the cgroup.
-run_cg() {
-	local var=$1
-	shift
-	lk_run "$var" sh -c 'echo $$ >"$0/cgroup.procs" && echo $$ >"$1/cgroup.procs" && shift && exec "$@"' \
-		"$LK_CG" "$G" "$@"
-}
+lk_memcg "$LIMIT_MIB"
 
 lk_lib big 1024
 lk_prog prog big

@@ -33,6 +33,7 @@ static void test_good(void)
 		"[Daemon]\n"
 		"Backend = kernel\n"
 		"RescanDelaysMSec=10, 100 900\n"
+		"ExecBatchMSec=0\n"
 		"LockBudget=64M\n"
 		"  LockRecheckSec=5 ; inline comment\n"
 		"\n"
@@ -46,11 +47,12 @@ static void test_good(void)
 	CHECK_EQ_INT(p.daemon.backend, BACKEND_KERNEL);
 	CHECK_EQ_INT(p.daemon.n_rescan_delays, 3);
 	CHECK_EQ_INT(p.daemon.rescan_delays_ms[2], 900);
+	CHECK_EQ_INT(p.daemon.exec_batch_ms, 0);
 	CHECK_EQ_INT(p.daemon.lock_budget.bytes, 64 << 20);
 	CHECK_EQ_INT(p.daemon.lock_recheck_sec, 5);
 	CHECK_EQ_INT(p.n_rules, 1);
 	CHECK_STREQ(p.rules[0].name, "web");
-	CHECK_EQ_INT(p.rules[0].line, 9);
+	CHECK_EQ_INT(p.rules[0].line, 10);
 	CHECK_STREQ(p.rules[0].match_unit[1], "*.web.service");
 	CHECK(p.rules[0].match_unit[2] == NULL);
 	CHECK_EQ_INT(p.rules[0].settings.protect, 1);
@@ -104,6 +106,7 @@ static void test_errors(void)
 		{ "[Rule a]\nLockBudget=101%\n", 2, "percentage of RAM" },
 		{ "[Daemon]\nRescanDelaysMSec=100 50\n", 2, "rising delays" },
 		{ "[Daemon]\nReceiveBufferBytes=-5\n", 2, "bytes from 65536" },
+		{ "[Daemon]\nExecBatchMSec=1001\n", 2, "milliseconds from 0 (at once) to 1000" },
 		{ "[Daemon]\nPressureStallMSec=2000\n", 2, "must be below PressureWindowMSec" },
 		{ "[Daemon]\n\nPressureReserve=lots\n", 3, "PressureReserve" },
 		{ "[Daemon]\nPressureReserve=0.5%\n", 2, "percentage (of RAM, or of a cgroup's memory limit)" },

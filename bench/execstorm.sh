@@ -56,7 +56,7 @@ stats() {
 
 echo "execstorm: $(nproc) CPUs, kernel $(uname -r), $seconds s per rate"
 echo "command: bench/execstorm.sh -r \"$rates\" -s $seconds -b \"$backends\""
-printf '\n%-7s %7s %7s %9s %9s %9s %6s %7s %7s %9s %8s\n' backend asked/s got/s p50_us p99_us max_us lost rescans missed cpu_us/ev rss_KiB
+printf '\n%-7s %7s %7s %9s %9s %9s %6s %7s %7s %9s %8s %8s %8s\n' backend asked/s got/s p50_us p99_us max_us lost rescans missed cpu_us/ev rss_KiB pss_KiB anon_KiB
 for backend in $backends; do
 	for rate in $rates; do
 		cat > "$T/etc/execguard.conf" <<CONF
@@ -89,12 +89,16 @@ CONF
 		ev=$(( $(field "exec events" "$s1") - $(field "exec events" "$s0") ))
 		cpu=$(awk -v a="$(field cpu "$s0")" -v b="$(field cpu "$s1")" -v e="$ev" 'BEGIN{printf "%.1f", e ? (b-a)/e : 0}')
 		rss=$(awk '/^VmRSS/{print $2}' "/proc/$daemon/status")
+		# PSS shares the libraries' pages out among their users; RssAnon
+		# is the daemon's own memory.
+		pss=$(awk '/^Pss:/{print $2}' "/proc/$daemon/smaps_rollup")
+		anon=$(awk '/^RssAnon/{print $2}' "/proc/$daemon/status")
 		prot=$(field "protected now" "$s1")
 		missed=$((20 - prot))
 		[ $missed -lt 0 ] && missed=0
-		printf '%-7s %7s %7s %9s %9s %9s %6s %7s %7s %9s %8s\n' "$backend" "$rate" "$got" \
+		printf '%-7s %7s %7s %9s %9s %9s %6s %7s %7s %9s %8s %8s %8s\n' "$backend" "$rate" "$got" \
 			"$(field p50 "$s1")" "$(field p99 "$s1")" "$(field max "$s1")" \
-			"$(field overflows "$s1")" "$(field "full rescans" "$s1")" "$missed" "$cpu" "$rss"
+			"$(field overflows "$s1")" "$(field "full rescans" "$s1")" "$missed" "$cpu" "$rss" "$pss" "$anon"
 		kill -TERM "$daemon"
 		wait "$daemon" || true
 		daemon=

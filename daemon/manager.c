@@ -700,12 +700,16 @@ static int on_connector_retry(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static void connector_drain(struct manager *m, int fd)
+static int on_connector_batch(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* The number of datagrams taken, or -1 when the socket was replaced. */
+static int connector_drain(struct manager *m, int fd)
 {
 	struct cnproc_event ev[MAX_EVENTS_PER_DATAGRAM];
+	int round;
 
 	/* Drain what is queued, but let other sources run between bursts. */
-	for (int round = 0; round < 1024; round++) {
+	for (round = 0; round < 1024; round++) {
 		ssize_t n = cnproc_receive(fd, m->rx, sizeof(m->rx));
 		int k;
 
@@ -717,7 +721,7 @@ static void connector_drain(struct manager *m, int fd)
 				m->overflow_pending = false;
 				schedule_full_rescan(m);
 			}
-			return;
+			return round;
 		}
 		if (n == -ENOBUFS) {
 			if (m->n_overflows++ == 0 || m->n_overflows % 100 == 0)
@@ -734,7 +738,7 @@ static void connector_drain(struct manager *m, int fd)
 			log_error("proc connector receive failed: %s; opening a new socket and rescanning",
 				  strerror((int)-n));
 			connector_reopen(m);
-			return;
+			return -1;
 		}
 		m->n_datagrams++;
 		k = cnproc_decode(m->rx, (size_t)n, ev, ELEMENTSOF(ev));
@@ -755,29 +759,53 @@ static void connector_drain(struct manager *m, int fd)
 			}
 		}
 	}
+	return round;
 }
 
+static int arm_batch_timer(struct manager *m)
+{
+	uint64_t usec = (uint64_t)m->policy.daemon.exec_batch_ms * 1000;
+	int r;
+
+	if (!usec)
+		return -EINVAL;
+	if (!m->cn_batch_timer)
+		r = sd_event_add_time_relative(m->event, &m->cn_batch_timer, CLOCK_MONOTONIC, usec, 1,
+					       on_connector_batch, m);
+	else
+		r = sd_event_source_set_time_relative(m->cn_batch_timer, usec);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(m->cn_batch_timer, SD_EVENT_ONESHOT);
+	return r;
+}
+
+/* While events keep coming, the socket stays unwatched and this timer
+ * takes them every ExecBatchMSec: one wake-up per batch. A batch that
+ * finds nothing goes back to watching the socket. */
 static int on_connector_batch(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct manager *m = userdata;
+	int n;
 
 	(void)s;
 	(void)usec;
 	if (!m->cn_source)
 		return 0; /* reopening: the rescan after it sees everything */
-	(void)sd_event_source_set_enabled(m->cn_source, SD_EVENT_ON);
-	connector_drain(m, m->cn_fd);
+	n = connector_drain(m, m->cn_fd);
+	if (n < 0)
+		return 0; /* a new socket, watched */
+	if (n == 0 || arm_batch_timer(m) < 0)
+		(void)sd_event_source_set_enabled(m->cn_source, SD_EVENT_ON);
 	return 0;
 }
 
 /* With ExecBatchMSec, the first event of a batch stops the socket watch
- * and the events of the next milliseconds are taken in one go: one
- * wake-up for many, and a process that exited meanwhile costs one failed
- * open instead of a pin, a watch and a release. */
+ * and the events of the next milliseconds are taken in one go: fewer
+ * wake-ups, and a process that exited meanwhile costs one failed open
+ * instead of a pin, a watch and a release. */
 static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct manager *m = userdata;
-	uint64_t batch_usec = (uint64_t)m->policy.daemon.exec_batch_ms * 1000;
 
 	if (revents & (EPOLLERR | EPOLLHUP) && !(revents & EPOLLIN)) {
 		log_error("proc connector socket failed (poll events 0x%x); opening a new socket and rescanning",
@@ -785,23 +813,12 @@ static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *user
 		connector_reopen(m);
 		return 0;
 	}
-	if (batch_usec) {
-		int r;
-
-		if (!m->cn_batch_timer)
-			r = sd_event_add_time_relative(m->event, &m->cn_batch_timer, CLOCK_MONOTONIC, batch_usec,
-						       1, on_connector_batch, m);
-		else
-			r = sd_event_source_set_time_relative(m->cn_batch_timer, batch_usec);
-		if (r >= 0)
-			r = sd_event_source_set_enabled(m->cn_batch_timer, SD_EVENT_ONESHOT);
-		if (r >= 0) {
-			(void)sd_event_source_set_enabled(s, SD_EVENT_OFF);
-			return 0;
-		}
-		/* No timer: take the events now rather than lose them. */
+	if (m->policy.daemon.exec_batch_ms && arm_batch_timer(m) >= 0) {
+		(void)sd_event_source_set_enabled(s, SD_EVENT_OFF);
+		return 0;
 	}
-	connector_drain(m, fd);
+	/* At once, or no timer: take the events now rather than lose them. */
+	(void)connector_drain(m, fd);
 	return 0;
 }
 

@@ -42,6 +42,29 @@ pass "1000 ms batch: the short-lived process never pinned, the long-lived one pr
 kill "$long"
 stop_daemon || fail "daemon exit status $?"
 
+# A sustained storm in a cgroup no rule protects: while events keep
+# coming the socket stays unwatched and each batch is one wake-up, not
+# one per event (nor one for the socket and one for the timer).
+B=execguard-batch-free-$$
+new_cgroup "$B"
+cc -O2 -o "$T/execload" "$(dirname "$0")/../../bench/execload.c" || fail "cannot build execload"
+sw() { awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$DAEMON_PID/status"; }
+batch_conf 200
+start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
+e0=$(stats | field "exec events")
+w0=$(sw)
+sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$B" "$T/execload" 500 3 /bin/true > /dev/null ||
+	fail "execload failed"
+w1=$(sw)
+e1=$(stats | field "exec events")
+n=$((e1 - e0))
+[ "$n" -ge 1000 ] || fail "only $n exec events seen of 1500"
+# 3 s in 200 ms batches: 15 wake-ups, 30 with a separate one for the
+# socket; the signals and stats add a few.
+[ $((w1 - w0)) -le 24 ] || fail "$((w1 - w0)) wake-ups for $n exec events in 3 s of 200 ms batches"
+pass "a 3 s storm of $n execs in 200 ms batches: $((w1 - w0)) wake-ups"
+stop_daemon || fail "daemon exit status $?"
+
 batch_conf 0
 start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
 run_in "$A" sleep 60

@@ -839,7 +839,8 @@ static void rearm_rescan_timer(struct manager *m)
 
 /* A later look at a protected process: its libraries are mapped now, or
  * it was moved to another cgroup (no event tells: decided again).
- * false: it is gone (and released). */
+ * false: t is not to be used any more (gone and released, or decided
+ * again, which may have released it). */
 static bool relook(struct manager *m, struct tracked *t)
 {
 	struct look l;
@@ -865,7 +866,7 @@ static bool relook(struct manager *m, struct tracked *t)
 			 strna(t->cgroup), strna(l.cgroup));
 		look_done(&l);
 		(void)examine(m, pid, 0);
-		return hashmap_get(&m->procs, INT_TO_KEY(pid)) == t;
+		return false;
 	}
 	protect_now(m, t, &l);
 	look_done(&l);

@@ -147,9 +147,14 @@ static int connect_daemon(sd_bus **ret)
  * the name now tells them apart. */
 static bool daemon_on_bus(sd_bus *bus)
 {
-	_cleanup_(sd_bus_creds_unrefp) sd_bus_creds *c = NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	int has = 0;
 
-	return sd_bus_get_name_creds(bus, EXECGUARD_BUS_NAME, 0, &c) >= 0;
+	if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+			       "NameHasOwner", NULL, &reply, "s", EXECGUARD_BUS_NAME) < 0 ||
+	    sd_bus_message_read(reply, "b", &has) < 0)
+		return false;
+	return has;
 }
 
 /* Turn a failed call into a message and an exit code. */

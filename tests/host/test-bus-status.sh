@@ -116,6 +116,7 @@ wait_ctl "backend kernel, 2 processes protected" status || fail "status after re
 pass "back on the bus"
 
 stop_daemon || fail "daemon exit status $?"
-ctl status > /dev/null 2>&1
+ctl --timeout=2 status > "$T/gone.out" 2>&1
 [ $? = 3 ] || fail "status without the daemon: want exit 3"
+grep -q "execguardd is not running" "$T/gone.out" || fail "status without the daemon: $(cat "$T/gone.out")"
 pass "clean stop; execguardctl says the daemon is not running"

@@ -6,7 +6,9 @@
 # First the patterns (tests/vm/splat-patterns) against report lines of
 # each kind, as the kernel prints them, and against lines of a clean
 # KASAN+lockdep boot; then a VM whose command writes a report to
-# /dev/kmsg must exit 126, and one that does not must exit 0.
+# /dev/kmsg must exit 126, and one that does not must exit 0; and a boot
+# that has not reached init within --boot-wait is tried once more, the
+# command's own status coming back.
 #
 # Usage: tests/vm/test-splat.sh [--debug]
 #   --debug  boot the KASAN+lockdep kernel (kernel/build.sh --debug), with
@@ -26,7 +28,8 @@ if [ "${1:-}" = --debug ]; then
 fi
 
 re=$(mktemp)
-trap 'rm -f "$re"' EXIT
+work_err=$(mktemp)
+trap 'rm -f "$re" "$work_err"' EXIT
 grep -v -e '^#' -e '^$' "$here/splat-patterns" >"$re"
 failed=0
 
@@ -103,6 +106,18 @@ if [ "$rc" = 0 ]; then
 	echo "ok: a clean run exits 0"
 else
 	echo "FAIL: a clean run exited $rc"
+	failed=$((failed + 1))
+fi
+
+# A boot that has not reached init in --boot-wait seconds is tried once
+# more; the command then runs and its status comes back.
+rc=0
+"$here/vm-run.sh" --kernel "$bzimage" --quiet --boot-wait 1 "${vm_args[@]}" -- sh -c 'exit 3' \
+	2>"$work_err" || rc=$?
+if [ "$rc" = 3 ] && grep -q "booting again, once" "$work_err"; then
+	echo "ok: a boot without init in time is tried again and the command's status comes back"
+else
+	echo "FAIL: boot-wait retry: exit $rc, want 3: $(tail -n 3 "$work_err")"
 	failed=$((failed + 1))
 fi
 

@@ -378,13 +378,17 @@ static int watch_exit(struct manager *m, struct tracked *t)
 	return sd_event_add_io(m->event, &t->exit_source, t->pidfd, EPOLLIN, on_pin_exit, t);
 }
 
+static uint64_t remap_interval_usec(const struct manager *m)
+{
+	return (uint64_t)(m->policy.daemon.lock_recheck_sec ?: 10) * 1000000;
+}
+
 /* The later looks' timer (on_remap_timer) runs while anything is tracked. */
 static void arm_remap_timer(struct manager *m)
 {
 	if (!m->remap_timer)
 		return;
-	(void)sd_event_source_set_time_relative(m->remap_timer,
-						(uint64_t)(m->policy.daemon.lock_recheck_sec ?: 10) * 1000000);
+	(void)sd_event_source_set_time_relative(m->remap_timer, remap_interval_usec(m));
 	(void)sd_event_source_set_enabled(m->remap_timer, SD_EVENT_ONESHOT);
 }
 
@@ -1411,8 +1415,7 @@ int manager_start_events(struct manager *m)
 	if (r < 0)
 		return r;
 	sd_event_source_set_enabled(m->status_timer, SD_EVENT_ON);
-	r = sd_event_add_time_relative(m->event, &m->remap_timer, CLOCK_MONOTONIC,
-				       (uint64_t)(m->policy.daemon.lock_recheck_sec ?: 10) * 1000000, 100000,
+	r = sd_event_add_time_relative(m->event, &m->remap_timer, CLOCK_MONOTONIC, remap_interval_usec(m), 100000,
 				       on_remap_timer, m);
 	if (r < 0)
 		return r;

@@ -16,21 +16,7 @@ LIMIT_MIB=64
 
 lk_memcg "$LIMIT_MIB"
 
-lk_lib big 1024
-lk_prog prog big
-lk_evict "$F/prog" "$F/libbig.so"
-run_cg P "$F/prog" 1024
-
-some_total() { awk '/^some / { sub("total=", "", $5); print $5 }' /proc/pressure/memory; }
-b0=$(some_total); sleep 4; b1=$(some_total)
-base_ms=$(( (b1 - b0) / 2 / 1000 ))
-stall_ms=$(( base_ms * 4 + 1 ))
-[ "$stall_ms" -lt 500 ] || skip "the machine already stalls ${base_ms} ms per 2 s on memory"
-printf '[Daemon]\nLockBudget=1G\nLockRecheckSec=1\nPressureStallMSec=%s\nPressureWindowMSec=2000\nPressureRecoverSec=4\n' \
-	"$stall_ms" >"$W/conf"
-lk_driver "$W/conf"
-lk_cmd protect "$P" svc.service
-lk_dump
+lk_pressure_start
 [ "$(field "$(unit_line svc.service)" limit)" = $((LIMIT_MIB << 20)) ] ||
 	fail "the unit's memory limit is not seen: $(unit_line svc.service)"
 [ "$(total psi)" != none ] || skip "the daemon could not set a PSI trigger: $(grep -i pressure "$W/driver.err")"

@@ -262,3 +262,26 @@ lk_memcg() {
 			"$LK_CG" "$G" "$@"
 	}
 }
+
+# lk_pressure_start: the program with a 1 MiB library, run in the memory
+# cgroup (lk_memcg) as P and protected as svc.service by a driver whose
+# PSI threshold, stall_ms, is 1 ms of stall per 2 s or four times what
+# the machine stalls on its own; the first dump taken.
+lk_pressure_start() {
+	local b0 b1 base_ms
+	lk_lib big 1024
+	lk_prog prog big
+	lk_evict "$F/prog" "$F/libbig.so"
+	run_cg P "$F/prog" 1024
+
+	some_total() { awk '/^some / { sub("total=", "", $5); print $5 }' /proc/pressure/memory; }
+	b0=$(some_total); sleep 4; b1=$(some_total)
+	base_ms=$(( (b1 - b0) / 2 / 1000 ))
+	stall_ms=$(( base_ms * 4 + 1 ))
+	[ "$stall_ms" -lt 500 ] || skip "the machine already stalls ${base_ms} ms per 2 s on memory"
+	printf '[Daemon]\nLockBudget=1G\nLockRecheckSec=1\nPressureStallMSec=%s\nPressureWindowMSec=2000\nPressureRecoverSec=4\n' \
+		"$stall_ms" >"$W/conf"
+	lk_driver "$W/conf"
+	lk_cmd protect "$P" svc.service
+	lk_dump
+}

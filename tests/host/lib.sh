@@ -81,14 +81,32 @@ stop_daemon() {
 	return $rc
 }
 
-# wait_log PATTERN [SECONDS]: grep -E on the daemon log until it matches.
-wait_log() {
-	local pat="$1" secs="${2:-10}" i
-	for ((i = 0; i < secs * 20; i++)); do
-		grep -Eq -- "$pat" "$T/daemon.log" && return 0
+# Every wait for something that must happen is bounded by SECONDS times
+# WAIT_SCALE (default 4): a wait returns as soon as the thing happens, so
+# a larger bound costs nothing when it works and keeps a slow or loaded
+# machine from failing a test that only waited too little. Tests assert
+# what happened, never how fast.
+WAIT_SCALE=${WAIT_SCALE:-4}
+wait_secs() { echo $(($1 * WAIT_SCALE)); }
+
+# wait_until SECONDS CMD...: run CMD every 50 ms until it succeeds; 1 if
+# it never did within the (scaled) bound.
+wait_until() {
+	local secs deadline
+	secs=$(wait_secs "$1")
+	shift
+	deadline=$((SECONDS + secs))
+	while :; do
+		"$@" && return 0
+		[ "$SECONDS" -ge "$deadline" ] && break
 		sleep 0.05
 	done
-	return 1
+	"$@"
+}
+
+# wait_log PATTERN [SECONDS]: grep -E on the daemon log until it matches.
+wait_log() {
+	wait_until "${2:-10}" grep -Eq -- "$1" "$T/daemon.log"
 }
 
 # run_in CGROUP CMD...: start CMD inside CGROUP, in the background; the
@@ -101,15 +119,13 @@ run_in() {
 	KIDS+=("$LAST_PID")
 }
 
+stats_newer() { [ "$(grep -c "stats (on request)" "$T/daemon.log")" -gt "$1" ]; }
 # stats: a fresh SIGUSR1 stats line; protected_now: its "protected now".
 stats() {
 	local before
 	before=$(grep -c "stats (on request)" "$T/daemon.log")
 	kill -USR1 "$DAEMON_PID"
-	for i in $(seq 100); do
-		[ "$(grep -c "stats (on request)" "$T/daemon.log")" -gt "$before" ] && break
-		sleep 0.1
-	done
+	wait_until 10 stats_newer "$before" || fail "no stats line after SIGUSR1"
 	grep "stats (on request)" "$T/daemon.log" | tail -n 1
 }
 protected_now() { stats | sed -n 's/.*protected now \([0-9]*\).*/\1/p'; }

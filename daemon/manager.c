@@ -84,7 +84,7 @@ struct manager {
 	/* Wake-ups by the connector socket and by the ExecBatchMSec timer:
 	 * the daemon's own count of what batching saves. */
 	uint64_t n_connector_wakeups, n_exec_batches;
-	int last_examine_error;
+	int last_examine_error, last_relook_error;
 	uint32_t latency_us[LATENCY_SAMPLES];
 	uint64_t n_latency;
 	uint8_t rx[RX_BUFFER_SIZE];
@@ -402,15 +402,35 @@ static char *strdup_or_null(const char *s)
 
 /* Reported once until a process is looked at fine again: an open file
  * limit reached, say, must not fill the journal. */
-static void report_examine_error(struct manager *m, pid_t pid, int r)
+static void report_examine_error(struct manager *m, pid_t pid, int r, const char *tracked_look)
 {
 	m->n_examine_errors++;
-	if (m->last_examine_error == r)
+	if (tracked_look)
+		log_debug("protected pid %d: %s failed: %s; kept", (int)pid, tracked_look, strerror(-r));
+	/* Kept apart: a failure that costs a new process its protection is
+	 * other news than one that a protected process survives. */
+	int *last = tracked_look ? &m->last_relook_error : &m->last_examine_error;
+
+	if (*last == r)
 		return;
-	m->last_examine_error = r;
-	log_error("cannot look at pid %d: %s%s; not protected%s", (int)pid, strerror(-r),
-		  r == -EMFILE ? " (one open file per protected process; raise LimitNOFILE=)" : "",
-		  r == -EMFILE || r == -ENFILE ? ", nor others until files are free again" : "");
+	*last = r;
+	if (tracked_look)
+		log_error("cannot look at pid %d again: %s%s; it stays protected and is looked at again later",
+			  (int)pid, strerror(-r),
+			  r == -EMFILE ? " (one open file per protected process; raise LimitNOFILE=)" : "");
+	else
+		log_error("cannot look at pid %d: %s%s; not protected%s", (int)pid, strerror(-r),
+			  r == -EMFILE ? " (one open file per protected process; raise LimitNOFILE=)" : "",
+			  r == -EMFILE || r == -ENFILE ? ", nor others until files are free again" : "");
+}
+
+/* Only an exit or the policy drops a protection: a look that failed for
+ * another reason (EMFILE, ENOMEM, EACCES...) says nothing about the
+ * process, which keeps what it had until a later look succeeds. -ENOENT
+ * (no cgroup2 path) is a fact about the process, not a failure. */
+static bool look_error_is_transient(int r)
+{
+	return r != -ESRCH && r != -ENOENT;
 }
 
 /* Decide about one process and act on the decision. exec_ts is the
@@ -465,10 +485,14 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 				release_tracked(m, t);
 			return 0;
 		}
+		if (t && look_error_is_transient(r)) {
+			report_examine_error(m, pid, r, exec_ts ? "the look at its exec" : "a look");
+			return r;
+		}
 		if (t)
 			release_tracked(m, t);
 		if (r != -ENOENT)
-			report_examine_error(m, pid, r);
+			report_examine_error(m, pid, r, NULL);
 		return r == -ENOENT ? 0 : r;
 	}
 	m->n_decisions++;
@@ -486,7 +510,8 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 
 	bool is_new = !t;
 
-	m->last_examine_error = 0; /* pinned fine: the next failure is news */
+	/* Looked at fine: the next failure is news. */
+	m->last_examine_error = m->last_relook_error = 0;
 
 	if (!t) {
 		t = calloc(1, sizeof(*t));
@@ -867,9 +892,14 @@ static bool relook(struct manager *m, struct tracked *t)
 		r = -ESRCH;
 	if (r < 0) {
 		look_done(&l);
+		if (look_error_is_transient(r)) {
+			report_examine_error(m, pid, r, "a later look");
+			return true;
+		}
 		release_tracked(m, t);
 		return false;
 	}
+	m->last_relook_error = 0;
 	if (!streq_ptr(l.cgroup, t->cgroup)) {
 		log_info("pid %d (%s) moved from %s to %s: deciding again", (int)pid, strna(t->exe),
 			 strna(t->cgroup), strna(l.cgroup));

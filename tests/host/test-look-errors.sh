@@ -1,0 +1,63 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# A look that fails for a reason other than the process's exit must not
+# unprotect a running service: only an exit or the policy drops a
+# protection. The daemon's open file limit is lowered under it (prlimit)
+# so that every look fails with EMFILE; a protected process is then
+# looked at again by the later-look round and by its own new exec. It
+# stays protected (memory.exec_protect stays 1, "protected now" stays 1),
+# the failure is reported once, and once files are free again its exit
+# still releases it.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_cgroup2
+command -v prlimit >/dev/null || skip "needs prlimit (util-linux)"
+
+A=execguard-lookerr-$$
+new_cgroup "$A"
+fake_cgroup "$A"
+write_conf <<CONF
+[Daemon]
+Backend=kernel
+LockRecheckSec=1
+[Rule lookerr]
+MatchCgroup=/$A
+Protect=yes
+CONF
+start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run" --log-level=debug
+
+mkfifo "$T/go"
+# Protected as sh; execs sleep when the test writes to the fifo.
+run_in "$A" sh -c 'read x < "$0"; exec sleep 600' "$T/go"
+p=$LAST_PID
+wait_log "protect pid $p " 10 || fail "no decision for pid $p"
+[ "$(file_value "$A")" = 1 ] || fail "/$A not set"
+
+nofile=$(prlimit --pid "$DAEMON_PID" --nofile --noheadings --output SOFT,HARD)
+open=$(ls "/proc/$DAEMON_PID/fd" | wc -l)
+prlimit --pid "$DAEMON_PID" --nofile="$open:${nofile##* }" || fail "prlimit failed"
+# The later-look round runs every second: it meets EMFILE.
+wait_log "cannot look at pid $p again: Too many open files" 10 ||
+	fail "no look failed with EMFILE (or it was not reported as one)"
+[ "$(file_value "$A")" = 1 ] || fail "/$A cleared after a failed look"
+[ "$(protected_now)" = 1 ] || fail "pid $p dropped after a failed later look"
+pass "a later look failing with EMFILE keeps pid $p protected"
+
+# Its own exec, looked at while files are still short.
+e0=$(grep -c "cannot look at pid $p again" "$T/daemon.log")
+echo go > "$T/go"
+wait_until 10 grep -q sleep "/proc/$p/comm" || fail "pid $p did not exec sleep"
+wait_log "protected pid $p: the look at its exec failed: Too many open files; kept" 10 ||
+	fail "the exec of pid $p was not looked at"
+[ "$(file_value "$A")" = 1 ] || fail "/$A cleared after the exec was looked at with EMFILE"
+[ "$(protected_now)" = 1 ] || fail "pid $p dropped after its exec could not be looked at"
+grep -q "set memory.exec_protect=0 in /$A" "$T/daemon.log" && fail "released /$A on a failed look"
+[ "$(grep -c "cannot look at pid $p again" "$T/daemon.log")" = "$e0" ] ||
+	fail "the same failure reported again: $(grep -c "cannot look at pid $p again" "$T/daemon.log") times"
+pass "its exec, looked at with EMFILE: still protected, the failure reported once"
+
+prlimit --pid "$DAEMON_PID" --nofile="$nofile" || fail "prlimit restore failed"
+kill "$p"
+wait_log "set memory.exec_protect=0 in /$A" 10 || fail "not released after its exit"
+pass "released at its exit once files were free again"
+stop_daemon || fail "daemon exit status $?"

@@ -27,6 +27,39 @@ struct bus {
 	bool said_absent;
 };
 
+/* Names on the bus: cgroup, unit and file names are bytes, and sd-bus
+ * refuses a string that is not UTF-8 (one odd name would fail the whole
+ * reply). Each is passed through utf8_escape_invalid(); the copies live
+ * until the reply is built. */
+struct bus_names {
+	char *copies[8];
+	size_t n;
+	int err;
+};
+
+static const char *bus_name(struct bus_names *bn, const char *s)
+{
+	int err;
+	char *e = utf8_escape_invalid(s, &err);
+
+	if (err < 0 || (e && bn->n == ELEMENTSOF(bn->copies))) {
+		free(e);
+		bn->err = -ENOMEM;
+		return "";
+	}
+	if (!e)
+		return s;
+	bn->copies[bn->n++] = e;
+	return e;
+}
+
+static void bus_names_done(struct bus_names *bn)
+{
+	for (size_t i = 0; i < bn->n; i++)
+		free(bn->copies[i]);
+	bn->n = 0;
+}
+
 /* Properties. */
 
 static int get_property(sd_bus *bus, const char *path, const char *interface, const char *property,
@@ -74,8 +107,12 @@ static int get_property(sd_bus *bus, const char *path, const char *interface, co
 	if (streq(property, "PolicyFiles")) {
 		int r = sd_bus_message_open_container(reply, 'a', "s");
 
-		for (size_t i = 0; r >= 0 && i < p->n_files; i++)
-			r = sd_bus_message_append(reply, "s", p->files[i]);
+		for (size_t i = 0; r >= 0 && i < p->n_files; i++) {
+			_cleanup_(bus_names_done) struct bus_names bn = { 0 };
+			const char *f = bus_name(&bn, p->files[i]);
+
+			r = bn.err ?: sd_bus_message_append(reply, "s", f);
+		}
 		return r < 0 ? r : sd_bus_message_close_container(reply);
 	}
 	return -ENOENT;
@@ -296,9 +333,12 @@ static int append_section_row(const char *unit, const struct rule_settings *s, c
 		snprintf(why, sizeof(why), "Protect=no at %s", strna(source));
 	else
 		snprintf(why, sizeof(why), "section without Protect= at %s", strna(source));
-	return sd_bus_message_append(sr->reply, "(sssbsuttttt)", unit, "", sr->backend, 0, why, 0,
-				     STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN,
-				     STAT_UNKNOWN);
+	_cleanup_(bus_names_done) struct bus_names bn = { 0 };
+	const char *u = bus_name(&bn, unit), *w = bus_name(&bn, why);
+
+	return bn.err ?: sd_bus_message_append(sr->reply, "(sssbsuttttt)", u, "", sr->backend, 0, w, 0,
+					      STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN,
+					      STAT_UNKNOWN);
 }
 
 static int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -328,10 +368,16 @@ static int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *
 		char why[512];
 		bool on;
 
+		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
+		const char *key, *cgroup, *w;
+
 		group_figures(b, &gs.g[i], ls, n_ls, &f);
 		on = group_state(b, &gs.g[i], &f, why, sizeof(why));
-		r = sd_bus_message_append(reply, "(sssbsuttttt)", gs.g[i].key, gs.g[i].cgroup,
-					  manager_backend(b->m, NULL)->name, on, why,
+		key = bus_name(&bn, gs.g[i].key);
+		cgroup = bus_name(&bn, gs.g[i].cgroup);
+		w = bus_name(&bn, why);
+		r = bn.err ?: sd_bus_message_append(reply, "(sssbsuttttt)", key, cgroup,
+					  manager_backend(b->m, NULL)->name, on, w,
 					  (uint32_t)gs.g[i].n_pids, f.mapped, f.resident, f.locked,
 					  f.majflt, f.breaches);
 	}
@@ -485,10 +531,14 @@ static int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_err
 	r = sd_bus_message_new_method_return(msg, &reply);
 	if (r >= 0)
 		r = sd_bus_message_open_container(reply, 'a', "(suuttts)");
-	for (size_t i = 0; r >= 0 && i < ls.n; i++)
-		r = sd_bus_message_append(reply, "(suuttts)", ls.l[i].path, ls.l[i].n_units,
-					  ls.l[i].n_pids, ls.l[i].mapped, ls.l[i].resident,
-					  ls.l[i].locked, ls.l[i].state);
+	for (size_t i = 0; r >= 0 && i < ls.n; i++) {
+		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
+		const char *path = bus_name(&bn, ls.l[i].path);
+
+		r = bn.err ?: sd_bus_message_append(reply, "(suuttts)", path, ls.l[i].n_units,
+						   ls.l[i].n_pids, ls.l[i].mapped, ls.l[i].resident,
+						   ls.l[i].locked, ls.l[i].state);
+	}
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
 	if (r >= 0)
@@ -555,19 +605,29 @@ static int method_explain(sd_bus_message *msg, void *userdata, sd_bus_error *err
 		return r;
 	rule_settings_format(&e.unit_section, section, sizeof(section));
 	r = sd_bus_message_new_method_return(msg, &reply);
-	if (r >= 0)
-		r = sd_bus_message_append(reply, "ssssbbsss", strempty(e.unit), strempty(e.cgroup),
-					  strempty(e.exe), manager_backend(b->m, NULL)->name,
-					  e.decision.protect, e.tracked, strempty(e.decision.protect_source),
-					  e.unit_section_source ? section : "", strempty(e.unit_section_source));
+	if (r >= 0) {
+		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
+		const char *unit = bus_name(&bn, strempty(e.unit)), *cgroup = bus_name(&bn, strempty(e.cgroup));
+		const char *exe = bus_name(&bn, strempty(e.exe));
+		const char *source = bus_name(&bn, strempty(e.decision.protect_source));
+		const char *section_source = bus_name(&bn, strempty(e.unit_section_source));
+		const char *sect = bus_name(&bn, e.unit_section_source ? section : "");
+
+		r = bn.err ?: sd_bus_message_append(reply, "ssssbbsss", unit, cgroup, exe,
+						   manager_backend(b->m, NULL)->name, e.decision.protect,
+						   e.tracked, source, sect, section_source);
+	}
 	if (r >= 0)
 		r = sd_bus_message_open_container(reply, 'a', "(ssus)");
 	for (size_t i = 0; r >= 0 && i < e.decision.n_matched; i++) {
 		const struct rule *rule = e.decision.matched[i];
 		char s[128];
 
+		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
+		const char *name = bus_name(&bn, rule->name), *file = bus_name(&bn, rule->file);
+
 		rule_settings_format(&rule->settings, s, sizeof(s));
-		r = sd_bus_message_append(reply, "(ssus)", rule->name, rule->file, rule->line, s);
+		r = bn.err ?: sd_bus_message_append(reply, "(ssus)", name, file, rule->line, s);
 	}
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
@@ -602,7 +662,17 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 			rejected.n_errors == 1 ? "" : "s");
 		fclose(f);
 		policy_done(&rejected);
-		r = sd_bus_error_set(error, EXECGUARD_BUS_ERROR_REJECTED, text);
+		if (!text)
+			return -ENOMEM;
+		{
+			_cleanup_free_ char *escaped = utf8_escape_invalid_text(text, &r);
+
+			if (r < 0) {
+				free(text);
+				return r;
+			}
+			r = sd_bus_error_set(error, EXECGUARD_BUS_ERROR_REJECTED, escaped ?: text);
+		}
 		free(text);
 		return r;
 	}

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <fcntl.h>
 #include <strings.h>
 #include <time.h>
@@ -113,4 +118,84 @@ int opendir_at(int dirfd, DIR **ret)
 	}
 	*ret = d;
 	return 0;
+}
+
+/* Length of the valid UTF-8 sequence at p (1-4), 0 when invalid:
+ * overlong forms, surrogates and code points past U+10FFFF included. */
+static size_t utf8_sequence_len(const unsigned char *p)
+{
+	uint32_t cp;
+	size_t n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0; /* also stops at the terminating NUL */
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+static bool needs_escape(const unsigned char *p, bool text, size_t *len)
+{
+	*len = utf8_sequence_len(p);
+	if (text && (*p == '\n' || *p == '\t'))
+		return false;
+	return *len == 0 || (*len == 1 && (*p < 0x20 || *p == 0x7f));
+}
+
+static char *escape(const char *s, bool text, int *ret_err)
+{
+	const unsigned char *p;
+	size_t len, extra = 0;
+	char *out, *o;
+
+	*ret_err = 0;
+	if (!s)
+		return NULL;
+	for (p = (const unsigned char *)s; *p; p += len ? len : 1)
+		if (needs_escape(p, text, &len))
+			extra += 3;
+	if (!extra)
+		return NULL;
+	out = malloc(strlen(s) + extra + 1);
+	if (!out) {
+		*ret_err = -ENOMEM;
+		return NULL;
+	}
+	o = out;
+	for (p = (const unsigned char *)s; *p;) {
+		if (needs_escape(p, text, &len)) {
+			o += sprintf(o, "\\x%02x", *p);
+			p++;
+			continue;
+		}
+		memcpy(o, p, len);
+		o += len;
+		p += len;
+	}
+	*o = '\0';
+	return out;
+}
+
+char *utf8_escape_invalid(const char *s, int *ret_err)
+{
+	return escape(s, false, ret_err);
+}
+
+char *utf8_escape_invalid_text(const char *s, int *ret_err)
+{
+	return escape(s, true, ret_err);
 }

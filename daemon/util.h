@@ -96,3 +96,12 @@ int parse_boolean(const char *s);
 
 /* Monotonic clock in nanoseconds (same base as proc connector timestamps). */
 unsigned long long now_ns(void);
+
+/* Names (cgroups, units, executables) are bytes; D-Bus strings must be
+ * UTF-8. NULL when s is valid UTF-8 without control characters (use it
+ * as it is), else a copy in which every byte of an invalid sequence and
+ * every control character is written \xNN (as systemd escapes unit
+ * names); *ret_err -ENOMEM when that copy could not be made. */
+char *utf8_escape_invalid(const char *s, int *ret_err);
+/* The same for messages of several lines: newlines and tabs are kept. */
+char *utf8_escape_invalid_text(const char *s, int *ret_err);

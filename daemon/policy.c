@@ -13,7 +13,22 @@
 /* inih hands a line of at most INI_MAX_LINE - 1 bytes to its parser; the
  * reader below keeps longer lines from being split silently. */
 #define LINE_MAX_BYTES (INI_MAX_LINE - 2)
-#define MAX_GLOBS 64
+/* A list key's line may be longer: the reader hands it to inih as several
+ * assignments of the same key, which append (see read_line()). */
+#define LIST_LINE_MAX_BYTES 16384
+#define MAX_GLOBS 1024
+
+/* Keys whose repeated assignments append, an empty one resetting the
+ * list, as systemd's list settings do. */
+static bool is_list_key(const char *name, size_t len)
+{
+	static const char *const keys[] = { "MatchUnit", "MatchCgroup", "MatchExe" };
+
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		if (strlen(keys[i]) == len && memcmp(keys[i], name, len) == 0)
+			return true;
+	return false;
+}
 
 static const char *const backend_names[] = {
 	[BACKEND_AUTO] = "auto",
@@ -141,37 +156,38 @@ static void strv_free(char **v)
 }
 
 /* Split on white space into a NULL terminated list. */
-static int split_globs(const char *value, char ***ret)
+/* Append the space-separated globs of value to *list; an empty value
+ * empties it. */
+static int append_globs(const char *value, char ***list)
 {
-	char **v = calloc(MAX_GLOBS + 1, sizeof(char *));
-	size_t n = 0;
-	const char *p = value;
+	size_t n = 0, add = 0;
+	const char *p;
+	char **v;
 
+	if (!value[strspn(value, " \t")]) {
+		strv_free(*list);
+		*list = NULL;
+		return 0;
+	}
+	for (p = value; *(p += strspn(p, " \t")); p += strcspn(p, " \t"))
+		add++;
+	while (*list && (*list)[n])
+		n++;
+	if (n + add > MAX_GLOBS)
+		return -E2BIG;
+	v = realloc(*list, (n + add + 1) * sizeof(char *));
 	if (!v)
 		return -ENOMEM;
-	for (;;) {
-		size_t l;
+	*list = v;
+	for (p = value; *(p += strspn(p, " \t"));) {
+		size_t l = strcspn(p, " \t");
 
-		p += strspn(p, " \t");
-		if (!*p)
-			break;
-		if (n == MAX_GLOBS) {
-			strv_free(v);
-			return -E2BIG;
-		}
-		l = strcspn(p, " \t");
 		v[n] = strndup(p, l);
-		if (!v[n++]) {
-			strv_free(v);
+		if (!v[n])
 			return -ENOMEM;
-		}
+		v[++n] = NULL;
 		p += l;
 	}
-	if (n == 0) {
-		free(v);
-		return -EINVAL;
-	}
-	*ret = v;
 	return 0;
 }
 
@@ -244,6 +260,9 @@ struct parse_state {
 	size_t n_seen;
 	int error;			/* -ENOMEM */
 	unsigned pressure_line;		/* last Pressure{Stall,Window}MSec= here */
+	/* The rest of an overlong list-key line, still to hand to inih. */
+	char cont_key[32];
+	const char *cont_pos, *cont_end;
 };
 
 static void section_reset(struct parse_state *st, enum section_kind k)
@@ -332,10 +351,82 @@ static bool is_blank_or_comment(const char *l, size_t len)
 	return len == 0 || l[0] == '#' || l[0] == ';';
 }
 
+/* The next piece of an overlong list-key line as "KEY=WORDS\n": whole
+ * words, as many as fit in what inih takes (num). NULL when the line is
+ * done; an empty line when a single word cannot fit (reported). */
+static char *next_piece(struct parse_state *st, char *str, int num)
+{
+	size_t klen = strlen(st->cont_key), room, used = 0;
+	const char *p = st->cont_pos;
+
+	while (p < st->cont_end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (p >= st->cont_end) {
+		st->cont_pos = NULL;
+		return NULL;
+	}
+	/* KEY=, the words, "\n" and the NUL must fit in num bytes. */
+	room = (size_t)num - klen - 3;
+	while (p + used < st->cont_end) {
+		const char *w = p + used;
+		size_t wlen = 0;
+
+		while (w + wlen < st->cont_end && w[wlen] != ' ' && w[wlen] != '\t')
+			wlen++;
+		if (w + wlen - p > (ptrdiff_t)room)
+			break;
+		used = (size_t)(w + wlen - p);
+		while (p + used < st->cont_end && (p[used] == ' ' || p[used] == '\t'))
+			used++;
+	}
+	if (used == 0) {
+		size_t wlen = strcspn(p, " \t\n");
+
+		st->cont_pos = NULL;
+		st->error = policy_add_error(st->p, st->file, st->line,
+					     "a pattern of %zu bytes in %s=; at most %zu in one pattern",
+					     wlen, st->cont_key, room);
+		str[0] = '\n';
+		str[1] = '\0';
+		return str;
+	}
+	memcpy(str, st->cont_key, klen);
+	str[klen] = '=';
+	memcpy(str + klen + 1, p, used);
+	str[klen + 1 + used] = '\n';
+	str[klen + 2 + used] = '\0';
+	st->cont_pos = p + used;
+	return str;
+}
+
+/* An overlong line that is "LISTKEY = VALUE" in a rule: remember its
+ * value, to be handed over in pieces by next_piece(). */
+static bool start_pieces(struct parse_state *st, const char *l, size_t len)
+{
+	const char *eq = memchr(l, '=', len);
+	size_t klen;
+
+	if (st->section != SECTION_RULE || len > LIST_LINE_MAX_BYTES || !eq)
+		return false;
+	klen = (size_t)(eq - l);
+	while (klen && (l[klen - 1] == ' ' || l[klen - 1] == '\t'))
+		klen--;
+	if (!is_list_key(l, klen) || klen >= sizeof(st->cont_key))
+		return false;
+	memcpy(st->cont_key, l, klen);
+	st->cont_key[klen] = '\0';
+	st->cont_pos = eq + 1;
+	st->cont_end = l + len;
+	return true;
+}
+
 /* inih line reader over a memory buffer: counts lines, strips leading
  * white space (so inih never joins continuation lines), refuses NUL
  * bytes, overlong lines and lines that are not KEY=VALUE, and hides
- * systemd's own sections of a unit file. */
+ * systemd's own sections of a unit file. Debian's libinih takes lines of
+ * at most 199 bytes (INI_MAX_LINE 200): a longer list-key line goes to
+ * it as several assignments of the same key, which append, all with the
+ * line number of the one line. */
 static char *read_line(char *str, int num, void *stream)
 {
 	struct parse_state *st = stream;
@@ -343,7 +434,15 @@ static char *read_line(char *str, int num, void *stream)
 	size_t len;
 	bool pass = true;
 
-	if (st->pos >= st->end || st->error)
+	if (st->error)
+		return NULL;
+	if (st->cont_pos) {
+		char *piece = next_piece(st, str, num);
+
+		if (piece)
+			return piece;
+	}
+	if (st->pos >= st->end)
 		return NULL;
 	nl = memchr(st->pos, '\n', (size_t)(st->end - st->pos));
 	l = st->pos;
@@ -369,11 +468,17 @@ static char *read_line(char *str, int num, void *stream)
 		pass = st->section != SECTION_INVALID && len < (size_t)num - 1;
 	} else if (st->unit_mode && st->section != SECTION_UNIT) {
 		pass = false;
+	} else if ((len > LINE_MAX_BYTES || len >= (size_t)num - 1) && start_pieces(st, l, len)) {
+		char *piece = next_piece(st, str, num);
+
+		if (piece)
+			return piece;
+		pass = false; /* "KEY=" and blanks only: cannot be long */
 	} else if (len > LINE_MAX_BYTES || len >= (size_t)num - 1) {
 		pass = false;
 		st->error = policy_add_error(st->p, st->file, st->line,
-					     "line too long (%zu bytes; at most %d)", len,
-					     LINE_MAX_BYTES);
+					     "line too long (%zu bytes; at most %d, or %d for MatchUnit=, MatchCgroup= and MatchExe=)",
+					     len, LINE_MAX_BYTES, LIST_LINE_MAX_BYTES);
 	} else {
 		const char *eq = memchr(l, '=', len), *colon = memchr(l, ':', len);
 
@@ -520,6 +625,7 @@ static int handle_settings_key(struct parse_state *st, struct rule_settings *s,
 static int handle_rule_key(struct parse_state *st, const char *name, const char *value)
 {
 	char ***target = NULL;
+	size_t first = 0;
 	int r;
 
 	if (streq(name, "MatchUnit"))
@@ -534,13 +640,19 @@ static int handle_rule_key(struct parse_state *st, const char *name, const char 
 		snprintf(section, sizeof(section), "Rule %s", st->rule->name);
 		return handle_settings_key(st, &st->rule->settings, section, name, value);
 	}
-	r = split_globs(value, target);
+	while (*target && (*target)[first])
+		first++;
+	r = append_globs(value, target);
 	if (r == -ENOMEM)
 		return r;
-	if (r < 0)
-		return BAD_VALUE(st, name, value, "1 to 64 glob patterns separated by spaces");
-	if (streq(name, "MatchCgroup"))
-		for (char **g = *target; *g; g++)
+	if (r < 0) {
+		st->cont_pos = NULL; /* the rest of the line: said once */
+		return policy_add_error(st->p, st->file, st->line,
+					"too many patterns in %s= of [Rule %s]; at most %d", name,
+					st->rule->name, MAX_GLOBS);
+	}
+	if (streq(name, "MatchCgroup") && *target)
+		for (char **g = *target + first; *g; g++)
 			if ((*g)[0] != '/' && (*g)[0] != '*')
 				return policy_add_error(st->p, st->file, st->line,
 							"invalid MatchCgroup=%s; cgroup paths start with '/' (e.g. /system.slice/*)",
@@ -556,7 +668,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	(void)section; /* the reader tracks sections, with line numbers */
 	if (st->error)
 		return 0;
-	r = note_key(st, name);
+	r = st->section == SECTION_RULE && is_list_key(name, strlen(name)) ? 0 : note_key(st, name);
 	if (r != 0) {
 		st->error = r < 0 ? r : 0;
 		return 1; /* reported; keep parsing to find more errors */

@@ -367,20 +367,25 @@ static char *next_piece(struct parse_state *st, char *str, int num)
 	}
 	/* KEY=, the words, "\n" and the NUL must fit in num bytes. */
 	room = (size_t)num - klen - 3;
-	while (p + used < st->cont_end) {
-		const char *w = p + used;
+	/* used: up to the end of the last whole word that fits; scan: where
+	 * the next word starts. */
+	for (size_t scan = 0; p + scan < st->cont_end;) {
 		size_t wlen = 0;
 
-		while (w + wlen < st->cont_end && w[wlen] != ' ' && w[wlen] != '\t')
+		while (p + scan + wlen < st->cont_end && p[scan + wlen] != ' ' && p[scan + wlen] != '\t')
 			wlen++;
-		if (w + wlen - p > (ptrdiff_t)room)
+		if (scan + wlen > room)
 			break;
-		used = (size_t)(w + wlen - p);
-		while (p + used < st->cont_end && (p[used] == ' ' || p[used] == '\t'))
-			used++;
+		used = scan + wlen;
+		scan = used;
+		while (p + scan < st->cont_end && (p[scan] == ' ' || p[scan] == '\t'))
+			scan++;
 	}
 	if (used == 0) {
-		size_t wlen = strcspn(p, " \t\n");
+		size_t wlen = 0;
+
+		while (p + wlen < st->cont_end && p[wlen] != ' ' && p[wlen] != '\t')
+			wlen++;
 
 		st->cont_pos = NULL;
 		st->error = policy_add_error(st->p, st->file, st->line,

@@ -29,17 +29,24 @@ run_in "$S/$A" sleep 60
 p=$LAST_PID
 wait_log "protect pid $p .*policy lock, backend lock" 5 || fail "pid $p not protected"
 wait_ctl "^$A +yes +1 .*text locked \(policy lock\)" status || fail "status: $(ctl status 2>&1)"
-ctl --json status | python3 -c "
+# What is locked comes with the looks after the exec: until it is there.
+status_locked() {
+	ctl --json status | python3 -c "
 import json, sys
 u = [x for x in json.load(sys.stdin)['units'] if x['unit'] == '$A'][0]
 assert u['backend'] == 'lock' and u['locked_bytes'] > 0, u
 assert u['text_resident_bytes'] >= u['locked_bytes'] and u['text_mapped_bytes'] >= u['text_resident_bytes'], u
-" || fail "status --json: locked bytes"
-ctl --json libs | python3 -c "
+"
+}
+libs_locked() {
+	ctl --json libs | python3 -c "
 import json, sys
 l = {x['path']: x for x in json.load(sys.stdin)}
 s = [v for k, v in l.items() if k.endswith('/sleep')]
 assert s and s[0]['locked_bytes'] > 0 and s[0]['units'] == 1, l
-" || fail "libs --json: $(ctl libs)"
+"
+}
+wait_until 5 status_locked 2> /dev/null || status_locked || fail "status --json: locked bytes"
+wait_until 5 libs_locked 2> /dev/null || libs_locked || fail "libs --json: $(ctl libs)"
 pass "status and libs show the lock backend's locked bytes"
 stop_daemon || fail "daemon exit status $?"

@@ -28,10 +28,14 @@ wait_log "on the system bus as org.execguard.Manager1" 5 || fail "daemon did not
 wait_log "systemd is not on the system bus" 5 || fail "no word about the missing systemd"
 [ "$(grep -c "systemd is not on the system bus" "$T/daemon.log")" = 1 ] || fail "said more than once"
 
-run_in "$S/$A" sleep 60
-pa=$LAST_PID
+# B's process exec'd before A's starts: once A's is decided, the daemon
+# has read B's exec event too.
 run_in "$S/$B" sleep 60
 pb=$LAST_PID
+exec_done() { [ "$(readlink "/proc/$1/exe")" = /usr/bin/sleep ]; }
+wait_until 5 exec_done "$pb" || fail "pid $pb did not exec sleep"
+run_in "$S/$A" sleep 60
+pa=$LAST_PID
 wait_log "protect pid $pa .*unit $A: policy web, backend kernel" 5 || fail "pid $pa not protected"
 [ "$(file_value "$S/$A")" = 1 ] || fail "memory.exec_protect of $A not set"
 

@@ -25,6 +25,7 @@ trap 'rm -rf "$P"; cleanup' EXIT
 setpriv --reuid=nobody --regid=nogroup --clear-groups "$P/home/mysleep" 0 || skip "$P is not executable here (noexec?)"
 
 status_field() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$DAEMON_PID/status"; }
+some_locked() { [ "$(status_field VmLck)" -gt 0 ]; }
 bit() { echo $((1 << $1)); }
 held=$((16#$(awk '$1 == "CapBnd:" { print $2 }' /proc/self/status)))
 common=$(( $(bit 12) | $(bit 19) ))                           # net_admin, sys_ptrace
@@ -62,10 +63,7 @@ CONF
 		[ "$(file_value "$A")" = 1 ] || fail "kernel: memory.exec_protect not written"
 		;;
 	lock)
-		for i in $(seq 50); do
-			[ "$(status_field VmLck)" -gt 0 ] && break
-			sleep 0.1
-		done
+		wait_until 5 some_locked
 		[ "$(status_field VmLck)" -gt 0 ] || fail "lock: nothing locked for nobody's process"
 		grep -E "mysleep.*(denied|not permitted|cannot)" "$T/daemon.log" && fail "lock: could not reach nobody's program"
 		;;

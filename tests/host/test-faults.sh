@@ -26,11 +26,22 @@ Protect=yes
 CONF
 start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
 
+# wait_decided PID...: each one's decision logged, so each has had its
+# chance to report the failure again.
+wait_decided() {
+	local p
+	for p; do wait_log "protect pid $p " 5 || fail "pid $p not decided"; done
+}
+
 # Gone: three processes in A, one failure line.
-for i in 1 2 3; do run_in "$A" sleep 60; done
+pids=()
+for i in 1 2 3; do
+	run_in "$A" sleep 60
+	pids+=("$LAST_PID")
+done
 wait_log "cannot read memory.exec_protect in /$A: No such file or directory \(cgroup gone" 5 ||
 	fail "missing cgroup not reported with its cause"
-sleep 0.5
+wait_decided "${pids[@]}"
 n=$(grep -c "cannot .* memory.exec_protect in /$A" "$T/daemon.log")
 [ "$n" = 1 ] || fail "missing cgroup reported $n times"
 pass "a vanished cgroup is reported once, with its cause"
@@ -40,10 +51,12 @@ mkdir -p "$T/cgroot/$B"
 echo 0 > "$T/cgroot/$B/memory.exec_protect"
 mount -o remount,ro "$T/cgroot"
 run_in "$B" sleep 60
+pb1=$LAST_PID
 run_in "$B" sleep 60
+pb2=$LAST_PID
 wait_log "cannot write memory.exec_protect in /$B: Read-only file system \(cgroup file system read-only\)" 5 ||
 	fail "read-only cgroup fs not reported"
-sleep 0.5
+wait_decided "$pb1" "$pb2"
 n=$(grep -c "cannot .* memory.exec_protect in /$B" "$T/daemon.log")
 mount -o remount,rw "$T/cgroot"
 [ "$n" = 1 ] || fail "read-only cgroup fs reported $n times"

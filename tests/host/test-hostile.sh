@@ -46,13 +46,15 @@ pass "spaces, newline, non-UTF-8 and a 200-byte name decided on"
 rm "$d/doomed"
 kill -HUP "$DAEMON_PID"
 wait_log "policy reloaded" 5 || fail "reload"
-sleep 0.5
+# The rescan of the reload is done by the time the next signal is handled.
+stats > /dev/null
 kill -0 "$DAEMON_PID" || fail "daemon died on a deleted executable"
 [ "$(file_value "$A")" = 1 ] || fail "protection lost after the executable was deleted"
 pass "a deleted executable keeps its process protected"
 
 # A program exec'd from a memfd: its exe is "/memfd:... (deleted)", no
 # glob of the rule matches, so it is left alone, and nothing breaks.
+memfd_exec() { readlink "/proc/$1/exe" | grep -q "^/memfd:payload"; }
 if command -v python3 >/dev/null; then
 	run_in "$A" python3 -c '
 import os
@@ -60,7 +62,10 @@ fd = os.memfd_create("payload")
 os.write(fd, open("/bin/sleep", "rb").read())
 os.execv("/proc/self/fd/%d" % fd, ["payload", "60"])'
 	pm=$LAST_PID
-	sleep 1
+	wait_until 5 memfd_exec "$pm" || fail "pid $pm did not exec from its memfd"
+	# A process started after the memfd exec is decided after it.
+	run_in "$A" "${odd[0]}" 60
+	wait_log "protect pid $LAST_PID " 5 || fail "no decision after the memfd program's"
 	grep -q "protect pid $pm " "$T/daemon.log" && fail "memfd program matched a path glob"
 	kill -0 "$DAEMON_PID" || fail "daemon died on a memfd program"
 	pass "a program run from a memfd is decided on without harm"

@@ -30,15 +30,14 @@ CONF
 start_daemon
 grep -q "backend lock" "$T/daemon.log" || fail "lock backend not chosen: $(head -5 "$T/daemon.log")"
 vmlck() { awk '/^VmLck:/ { print $2 }' "/proc/$DAEMON_PID/status"; }
+some_locked() { [ "$(vmlck)" -gt 0 ]; }
+none_locked() { [ "$(vmlck)" = 0 ]; }
 [ "$(vmlck)" = 0 ] || fail "locks before anything is protected: $(vmlck) kB"
 
 run_in "$A" sleep 60
 p=$LAST_PID
 wait_log "protect pid $p " 5 || fail "no decision for pid $p"
-for i in $(seq 40); do
-	[ "$(vmlck)" -gt 0 ] && break
-	sleep 0.1
-done
+wait_until 5 some_locked
 k=$(vmlck)
 # sleep's own text and libc: at least the pages of sleep that ran.
 [ "$k" -gt 0 ] || fail "nothing locked for pid $p"
@@ -49,19 +48,14 @@ pass "locked $k kB for sleep (files: sleep $sleep_kb kB, libc $libc_kb kB)"
 # the megabyte that logs it unasked.
 summaries() { grep -Ec "/$A: text mapped [^ ]+, resident [^ ]+, locked [^ ]+ \(1 processes, [0-9]+ ranges\)" "$T/daemon.log"; }
 before=$(summaries)
+summaries_newer() { [ "$(summaries)" -gt "$1" ]; }
 kill -USR1 "$DAEMON_PID"
-for i in $(seq 50); do
-	[ "$(summaries)" -gt "$before" ] && break
-	sleep 0.1
-done
+wait_until 5 summaries_newer "$before"
 [ "$(summaries)" -gt "$before" ] || fail "no lock summary on SIGUSR1: $(tail -n 3 "$T/daemon.log")"
 pass "SIGUSR1 logs the lock summary"
 
 kill "$p"
-for i in $(seq 40); do
-	[ "$(vmlck)" = 0 ] && break
-	sleep 0.1
-done
+wait_until 5 none_locked
 [ "$(vmlck)" = 0 ] || fail "still $(vmlck) kB locked after the process exited"
 
 # The same program under a 64 KiB unit budget: libc and ld.so do not fit,
@@ -72,18 +66,12 @@ wait_log "protect pid $q " 5 || fail "no decision for pid $q"
 wait_log "not locking .*libc.so.6 .*unit budget full" 5 || fail "libc not reported over the unit budget"
 # What is locked is what sleep has mapped: it may take a look after the
 # exec (RescanDelaysMSec) or a re-check (1 s) to be there.
-for i in $(seq 30); do
-	[ "$(vmlck)" -gt 0 ] && break
-	sleep 0.1
-done
+wait_until 5 some_locked
 k=$(vmlck)
 [ "$k" -gt 0 ] && [ "$k" -le 64 ] && pass "unit budget: $k kB locked, within LockBudget=64K" ||
 	fail "unit budget: $k kB locked"
 kill "$q"
-for i in $(seq 40); do
-	[ "$(vmlck)" = 0 ] && break
-	sleep 0.1
-done
+wait_until 5 none_locked
 [ "$(vmlck)" = 0 ] || fail "still $(vmlck) kB locked after the process exited"
 pass "released at exit"
 stop_daemon || fail "daemon exited with $?"

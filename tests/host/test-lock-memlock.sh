@@ -76,9 +76,22 @@ if command -v prlimit >/dev/null; then
 	lk_cmd protect "$P4" four.service
 	lk_cmd recheck
 	lk_dump
-	l=$(file_line "$F/libmore.so")
-	[ "$(field "$l" locked)" = 0 ] && [ "$(field "$l" refusal)" = mlock-failed ] &&
-		pass "mlock() failure: range not locked, refusal mlock-failed" || fail "after mlock failure: '$l'"
+	# Which of prog3 and libmore the plan admits depends on what of libc
+	# is in the page cache (libc, hot, comes first and may fill the 1 MiB
+	# budget or not): the ones it admits fail in mlock(), the others are
+	# refused for the budget, none is locked, at least one failed.
+	nfailed=0
+	for f in "$F/prog3" "$F/libmore.so"; do
+		l=$(file_line "$f")
+		case $(field "$l" locked):$(field "$l" refusal) in
+		0:mlock-failed) nfailed=$((nfailed + 1)) ;;
+		0:global-budget) ;;
+		*) fail "after mlock failure: '$l'" ;;
+		esac
+	done
+	[ "$nfailed" -gt 0 ] && grep -q "mlock() of \($F/prog3\|$F/libmore.so\) failed" "$W/driver.err" &&
+		pass "mlock() failure: ranges not locked, $nfailed refused as mlock-failed" ||
+		fail "after mlock failure: $(grep "^file .*path=$F/\(prog3\|libmore.so\)" "$W/dump")"
 	[ "$(grep -c "mlock() of .* failed" "$W/driver.err")" = 1 ] && pass "mlock() failure reported once" ||
 		fail "mlock() failure reported $(grep -c "mlock() of .* failed" "$W/driver.err") times"
 	[ "$(total locked)" = "$(dump_vmlck)" ] && pass "figures still the kernel's after the failure" ||

@@ -58,8 +58,8 @@ d=$(( $(field "$ln" locked) - res )); d=${d#-}
 
 lk_stop "$OLD"
 lk_stop "$LATE"
-sleep 0.5
-lk_dump
+old_gone() { [ -z "$(file_line "$F/libbig.so" "$old_ino")" ]; }
+lk_dump_until 5 old_gone
 [ -z "$(file_line "$F/libbig.so" "$old_ino")" ] && [ -n "$(file_line "$F/libbig.so" "$new_ino")" ] &&
 	pass "old inode released at the old process's exit, new one kept" || fail "after exit: $(grep '^file ' "$W/dump")"
 [ "$(total locked)" = "$(dump_vmlck)" ] && pass "VmLck $(dump_vmlck) = what is locked" ||
@@ -70,7 +70,7 @@ fds_after=$(ls "/proc/$DRV_PID/fd" | wc -l)
 	fail "fds $fds_before -> $fds_after"
 grep -Ei "cannot|failed|error" "$W/driver.err" && fail "errors reported"
 lk_stop "$NEW"
-sleep 0.5
-lk_dump
+no_ranges() { [ "$(total ranges)" = 0 ]; }
+lk_dump_until 5 no_ranges
 [ "$(total ranges)" = 0 ] && [ "$(dump_vmlck)" = 0 ] || fail "left: ranges=$(total ranges) VmLck=$(dump_vmlck)"
 lk_finish

@@ -40,8 +40,8 @@ ua=$(unit_line a.service); ub=$(unit_line b.service)
 	pass "each unit's figures include the shared library" || fail "units: $ua / $ub"
 
 lk_stop "$A"
-sleep 0.5
-lk_dump
+a_gone() { [ -z "$(unit_line a.service)" ]; }
+lk_dump_until 5 a_gone
 l=$(file_line "$lib")
 [ -n "$l" ] && [ "$(field "$l" pids)" = 1 ] && [ "$(field "$l" locked)" = "$locked" ] &&
 	pass "after A exits: still locked ($locked), 1 process" || fail "after A exit: '$l'"
@@ -50,8 +50,8 @@ l=$(file_line "$lib")
 [ "$(total locked)" = "$(dump_vmlck)" ] || fail "after A: total $(total locked) VmLck $(dump_vmlck)"
 
 lk_stop "$B"
-sleep 0.5
-lk_dump
+no_units() { [ "$(total units)" = 0 ]; }
+lk_dump_until 5 no_units
 [ "$(total ranges)" = 0 ] && [ "$(total units)" = 0 ] && [ "$(dump_vmlck)" = 0 ] &&
 	pass "after both exit: nothing mapped or locked" ||
 	fail "after both: ranges=$(total ranges) VmLck=$(dump_vmlck)"

@@ -32,24 +32,18 @@ wait_log "protect pid $p " 5 || fail "no decision for pid $p"
 [ "$(file_value "$A")" = 1 ] || fail "/$A not set"
 
 # wait_value CGROUP VALUE SECS
-wait_value() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		[ "$(file_value "$1")" = "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
+value_is() { [ "$(file_value "$1")" = "$2" ]; }
+wait_value() { wait_until "$3" value_is "$1" "$2"; }
 
 echo "$p" > "$CG2/$B/cgroup.procs" || fail "cannot move pid $p"
-wait_value "$B" 1 5 || fail "/$B not set 5 s after pid $p moved there: $(tail -n 3 "$T/daemon.log")"
+wait_value "$B" 1 5 || fail "/$B not set after pid $p moved there: $(tail -n 3 "$T/daemon.log")"
 wait_value "$A" 0 2 || fail "/$A still set with nothing protected left in it"
 grep -q "pid $p (.*) moved from /$A to /$B: deciding again" "$T/daemon.log" || fail "the move is not logged"
 [ "$(protected_now)" = 1 ] || fail "protected now $(protected_now) after the move, want 1"
 pass "moved between protected cgroups: followed, the old one cleared"
 
 echo "$p" > "$CG2/$U/cgroup.procs" || fail "cannot move pid $p"
-wait_value "$B" 0 5 || fail "/$B still set 5 s after pid $p left it"
+wait_value "$B" 0 5 || fail "/$B still set after pid $p left it"
 wait_log "pid $p \(.*\) no longer protected" 2 || fail "release not logged"
 [ "$(file_value "$U")" = 0 ] || fail "/$U was set"
 [ "$(protected_now)" = 0 ] || fail "protected now $(protected_now) after leaving, want 0"

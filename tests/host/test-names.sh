@@ -41,14 +41,23 @@ MatchUnit=app\x2dweb.service
 LockBudget=1M
 CONF
 start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
+value_is() { [ "$(file_value "$1")" = "$2" ]; }
+# chain_is VALUE: every level of the deep tree holds VALUE
+chain_is() {
+	local c=$BASE i
+	for i in $(seq 60); do
+		c=$c/d$i
+		value_is "$c" "$1" || return 1
+	done
+}
 
 for n in "${names[@]}"; do
 	run_in "$BASE/$n" sleep 60
 	p=$LAST_PID
-	for i in $(seq 50); do [ "$(file_value "$BASE/$n")" = 1 ] && break; sleep 0.1; done
+	wait_until 5 value_is "$BASE/$n" 1
 	[ "$(file_value "$BASE/$n")" = 1 ] || fail "cgroup '$n' not protected"
 	kill "$p"
-	for i in $(seq 50); do [ "$(file_value "$BASE/$n")" = 0 ] && break; sleep 0.1; done
+	wait_until 5 value_is "$BASE/$n" 0
 	[ "$(file_value "$BASE/$n")" = 0 ] || fail "cgroup '$n' not cleared after its process exited"
 done
 pass "cgroups named with spaces, non-UTF-8, \\x2d, @ and ${#long} bytes: set and cleared"
@@ -63,14 +72,14 @@ pass "unit app\\x2dweb.service from its cgroup path"
 
 run_in "$DEEP" sleep 60
 p=$LAST_PID
-for i in $(seq 50); do [ "$(file_value "$DEEP")" = 1 ] && break; sleep 0.1; done
+wait_until 5 chain_is 1
 c=$BASE
 for i in $(seq 60); do
 	c=$c/d$i
 	[ "$(file_value "$c")" = 1 ] || fail "level $i of the deep tree not set"
 done
 kill "$p"
-for i in $(seq 50); do [ "$(file_value "$BASE/d1")" = 0 ] && break; sleep 0.1; done
+wait_until 5 chain_is 0
 c=$BASE
 for i in $(seq 60); do
 	c=$c/d$i
@@ -95,6 +104,19 @@ reuse_pid() { # CGROUP: start sleep in CGROUP under the PID $want; 0 if it got i
 	done
 	return 1
 }
+exe_is() { [ "$(readlink "/proc/$1/exe")" = "$2" ]; }
+# wait_after: a process started, protected and released after all that
+# came before: its decision proves that the daemon has read every exec
+# event before its own (the reused PID's exec also drops the old
+# process's entry); its release leaves the count as it was.
+wait_after() {
+	local cg="$BASE/${names[0]}" m
+	run_in "$cg" sleep 60
+	m=$LAST_PID
+	wait_log "protect pid $m " 5 || fail "no decision for pid $m"
+	kill "$m"
+	wait_until 5 value_is "$cg" 0 || fail "/$cg not cleared after pid $m exited"
+}
 for where in off on; do
 	run_in "$BASE/tmpl@1.service" sleep 60
 	want=$LAST_PID
@@ -108,8 +130,10 @@ for where in off on; do
 	wait "$want" 2> /dev/null
 	if [ $where = off ]; then cg=$OFF; else cg="$BASE/tmpl@1.service"; fi
 	reuse_pid "$cg" || { kill -CONT "$DAEMON_PID"; skip "could not get PID $want again (busy machine)"; }
+	# Its exec done before the daemon goes on: in the same drain.
+	wait_until 5 exe_is "$want" /usr/bin/sleep
 	kill -CONT "$DAEMON_PID"
-	sleep 1
+	wait_after
 	if [ $where = off ]; then
 		[ "$(protected_now)" = 0 ] || fail "the reused PID $want in /$OFF is tracked"
 		[ "$(file_value "$OFF")" = 0 ] || fail "the reused PID $want got /$OFF protected"
@@ -120,7 +144,7 @@ for where in off on; do
 		[ "$(file_value "$cg")" = 1 ] || fail "the new process's cgroup lost its protection"
 		kill "$want"
 		wait "$want" 2> /dev/null
-		for i in $(seq 50); do [ "$(file_value "$cg")" = 0 ] && break; sleep 0.1; done
+		wait_until 5 value_is "$cg" 0
 		[ "$(file_value "$cg")" = 0 ] || fail "not released when the new process exited"
 		pass "PID $want reused in a protected cgroup: tracked for itself, released at its own exit"
 	fi

@@ -39,6 +39,16 @@ new_cgroup "$A"
 new_cgroup "$B"
 fake_cgroup "$A"
 kb() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$DAEMON_PID/status"; }
+says() { grep -q "$1" "$2"; } # WORD FILE
+value_is() { [ "$(file_value "$1")" = "$2" ]; }
+# tracked OP N: "protected now" OP N (sets $got); a SIGUSR1 each half second
+# at most, so that the polls do not keep the daemon from its work.
+tracked() {
+	got=$(protected_now)
+	[ "$got" "$1" "$2" ] && return 0
+	sleep 0.45
+	return 1
+}
 
 write_conf <<CONF
 [Daemon]
@@ -69,19 +79,15 @@ SPAWN=$!
 KIDS+=("$SPAWN" "$FREE")
 # spawn leads its own process group: take all of it down on any exit.
 trap 'kill -9 -- -"$SPAWN" -"$FREE" 2>/dev/null; cleanup' EXIT
-for i in $(seq 1800); do grep -q started "$T/spawn.out" && break; sleep 0.1; done
+wait_until 60 says started "$T/spawn.out"
 grep -q "started $N" "$T/spawn.out" || fail "could not start $N processes"
-for i in $(seq 600); do grep -q started "$T/spawn-free.out" && break; sleep 0.1; done
+wait_until 30 says started "$T/spawn-free.out"
 [ "$U" = 0 ] || grep -q "started $U" "$T/spawn-free.out" || fail "could not start $U unprotected processes"
 t1=$(date +%s.%N)
 # Keeping up: every one tracked (some through the rescan after overflow).
-for i in $(seq 120); do
-	got=$(protected_now)
-	[ "$got" -ge "$N" ] && break
-	sleep 0.5
-done
+wait_until 60 tracked -ge "$N"
 t2=$(date +%s.%N)
-[ "$got" -ge "$N" ] || fail "$got of $N processes tracked after 60 s"
+[ "$got" -ge "$N" ] || fail "$got of $N processes tracked after $(wait_secs 60) s"
 rss=$(kb RssAnon)
 hwm=$(kb VmHWM)
 limit=$((8 * 1024 + N))
@@ -96,14 +102,10 @@ fi
 grep -q "cannot look at pid" "$T/daemon.log" && fail "errors looking at processes: $(grep "cannot look at pid" "$T/daemon.log" | head -3)"
 kill -TERM "$SPAWN" "$FREE"
 wait "$SPAWN" "$FREE"
-for i in $(seq 120); do
-	got=$(protected_now)
-	[ "$got" = 0 ] && break
-	sleep 0.5
-done
+wait_until 60 tracked -eq 0
 [ "$got" = 0 ] || fail "$got processes still tracked after they all exited"
 # (The log line may be rate-limited after so many: read the file.)
-for i in $(seq 50); do [ "$(file_value "$A")" = 0 ] && break; sleep 0.1; done
+wait_until 5 value_is "$A" 0
 [ "$(file_value "$A")" = 0 ] || fail "memory.exec_protect not cleared"
 pass "all $N released after they exited"
 stop_daemon || fail "daemon exit status $?"
@@ -114,11 +116,10 @@ start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run-fd"
 DAEMON_WRAP=()
 sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$A" "$T/spawn" 1000 "$T/pause" > "$T/spawn2.out" &
 SPAWN=$!
-for i in $(seq 300); do grep -q started "$T/spawn2.out" && break; sleep 0.1; done
+wait_until 30 says started "$T/spawn2.out"
 wait_log "cannot look at pid [0-9]+: Too many open files \\(one open file per protected process; raise LimitNOFILE=\\)" 10 ||
 	fail "running out of file descriptors is not reported"
-sleep 1
-got=$(protected_now)
+wait_until 10 tracked -gt 100
 n=$(grep -c "cannot look at pid" "$T/daemon.log")
 [ "$n" = 1 ] || fail "out of file descriptors reported $n times"
 [ "$got" -gt 100 ] && [ "$got" -lt 256 ] || fail "$got processes tracked with 256 file descriptors"
@@ -147,19 +148,21 @@ for k in 1 2 3; do
 	DL[k]=$!
 done
 for k in 1 2 3; do
-	for i in $(seq 600); do grep -q loaded "$T/dl$k.out" && break; sleep 0.1; done
+	wait_until 30 says loaded "$T/dl$k.out"
 	grep -q "loaded $L" "$T/dl$k.out" || fail "process $k did not load $L libraries: $(cat "$T/dl$k.out")"
 done
 # The later looks see the libraries; the summary (forced by SIGUSR1:
 # otherwise logged only when the locked total moved by a megabyte) names
 # the ranges, one per library at least.
 want_ranges=$L
-for i in $(seq 120); do
-	kill -USR1 "$DAEMON_PID"
-	sleep 0.5
+all_ranges() {
+	stats > /dev/null
 	n=$(grep -o "/$B: text mapped .*" "$T/daemon.log" | tail -n 1 | sed -n 's/.*(3 processes, \([0-9]*\) ranges).*/\1/p')
-	[ -n "$n" ] && [ "$n" -ge "$want_ranges" ] && break
-done
+	[ -n "$n" ] && [ "$n" -ge "$want_ranges" ] && return 0
+	sleep 0.45
+	return 1
+}
+wait_until 60 all_ranges
 [ -n "$n" ] && [ "$n" -ge "$want_ranges" ] || fail "lock summary: $(grep -o "/$B: text mapped .*" "$T/daemon.log" | tail -n 1)"
 locked=$(kb VmLck)
 rss=$(kb RssAnon)
@@ -174,7 +177,8 @@ else
 	pass "$L libraries mapped, their ranges locked once each within $limit kB ($info)"
 fi
 for k in 1 2 3; do kill "${DL[k]}"; done
-for i in $(seq 100); do [ "$(kb VmLck)" = 0 ] && break; sleep 0.1; done
+none_locked() { [ "$(kb VmLck)" = 0 ]; }
+wait_until 10 none_locked
 [ "$(kb VmLck)" = 0 ] || fail "$(kb VmLck) kB still locked after the processes exited"
 pass "all given back at exit"
 stop_daemon || fail "daemon exit status $?"

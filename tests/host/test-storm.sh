@@ -32,6 +32,10 @@ check_all_decided() {
 	done
 	return $missing
 }
+all_decided() {
+	local p
+	for p in "${SLEEPERS[@]}"; do grep -q "protect pid $p " "$T/daemon.log" || return 1; done
+}
 
 # Phase 1: the daemon is stopped while the storm runs.
 SLEEPERS=()
@@ -44,8 +48,7 @@ done
 kill -CONT "$DAEMON_PID"
 wait_log "proc connector overflow" 10 || fail "no overflow seen with a 4 KiB buffer"
 wait_log "rescanned /proc after lost connector events" 10 || fail "no rescan after overflow"
-sleep 1
-check_all_decided || fail "long-lived processes missed after overflow"
+wait_until 5 all_decided || check_all_decided || fail "long-lived processes missed after overflow"
 pass "all ${#SLEEPERS[@]} sleepers decided after overflow"
 
 # Phase 2: a storm while it runs, sleepers in between.
@@ -57,8 +60,7 @@ for round in 1 2 3 4 5 6 7 8 9 10; do
 	run_in "$A" sleep 120
 	SLEEPERS+=("$LAST_PID")
 done
-sleep 2
-check_all_decided || fail "long-lived processes missed during a live storm"
+wait_until 5 all_decided || check_all_decided || fail "long-lived processes missed during a live storm"
 pass "all ${#SLEEPERS[@]} sleepers decided during a live storm"
 
 kill -USR1 "$DAEMON_PID"

@@ -57,15 +57,18 @@ as_nobody_in victim.service sleep 60
 pv=$LAST_PID
 as_nobody_in "$S/fake.service" sleep 60
 pf=$LAST_PID
-for i in $(seq 50); do
-	grep -q "^$pv$" "$CG2/$D/victim.service/cgroup.procs" 2> /dev/null &&
-		grep -q "^$pf$" "$CG2/$D/$S/fake.service/cgroup.procs" 2> /dev/null && break
-	sleep 0.1
-done
+# in_place PID CGROUP: PID has moved to CGROUP and exec'd sleep there.
+in_place() {
+	grep -q "^$1$" "$CG2/$2/cgroup.procs" 2> /dev/null && [ "$(readlink "/proc/$1/exe")" = /usr/bin/sleep ]
+}
+wait_until 5 in_place "$pv" "$D/victim.service"
+wait_until 5 in_place "$pf" "$D/$S/fake.service"
 grep -q "^$pv$" "$CG2/$D/victim.service/cgroup.procs" || fail "nobody could not use its delegated subtree"
 [ "$(stat -c %U "$CG2/$D/victim.service")" = nobody ] || fail "the sub-cgroup is not nobody's"
-# Let the daemon see the execs and their later looks.
-sleep 1.5
+# The daemon has seen their execs once it has decided on a process
+# started after them.
+run_in "$S/real.service" sleep 60
+wait_log "protect pid $LAST_PID " 5 || fail "no decision for pid $LAST_PID after nobody's"
 grep -q "protect pid $pv " "$T/daemon.log" && fail "nobody's cgroup named victim.service was protected"
 grep -q "protect pid $pf " "$T/daemon.log" && fail "nobody's cgroup /$D/$S/fake.service matched MatchCgroup=/$S/*"
 [ "$(file_value "$D/victim.service")" = 0 ] || fail "memory.exec_protect written in nobody's victim.service"

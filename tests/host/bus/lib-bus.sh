@@ -41,11 +41,7 @@ start_fake_systemd() {
 	mkdir -p "$T/units"
 	"$FAKE_SYSTEMD" "$T/units" > "$T/fake.log" 2>&1 &
 	FAKE_PID=$!
-	for ((i = 0; i < 100; i++)); do
-		grep -q ready "$T/fake.log" && return 0
-		sleep 0.05
-	done
-	fail "fake systemd did not start: $(cat "$T/fake.log")"
+	wait_until 5 grep -q ready "$T/fake.log" || fail "fake systemd did not start: $(cat "$T/fake.log")"
 }
 
 # unit_cgroup SLICE UNIT: SLICE/UNIT in cgroup2 and in the fake tree;
@@ -61,14 +57,11 @@ unit_cgroup() {
 ctl() { "$EXECGUARDCTL" "$@"; }
 
 # wait_ctl PATTERN ARGS...: until execguardctl ARGS prints PATTERN.
-wait_ctl() {
-	local pat="$1" i
+ctl_says() { # PATTERN ARGS...
+	local pat="$1"
 	shift
-	for ((i = 0; i < 100; i++)); do
-		ctl "$@" 2>&1 | grep -Eq -- "$pat" && return 0
-		sleep 0.1
-	done
-	return 1
+	ctl "$@" 2>&1 | grep -Eq -- "$pat"
 }
+wait_ctl() { wait_until 10 ctl_says "$@"; }
 
 json_ok() { python3 -m json.tool > /dev/null; }

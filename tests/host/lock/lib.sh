@@ -10,6 +10,24 @@ PAGE=$(getconf PAGESIZE)
 LK_PIDS=()
 LK_FAILED=0
 
+# Waits for something that must happen are bounded by SECONDS times
+# WAIT_SCALE (default 4), as in tests/host/lib.sh: they return as soon as
+# it happens, so a slow or loaded machine only waits longer.
+WAIT_SCALE=${WAIT_SCALE:-4}
+
+# lk_wait SECONDS CMD...: run CMD every 50 ms until it succeeds; 1 if it
+# never did within the (scaled) bound.
+lk_wait() {
+	local deadline=$((SECONDS + $1 * WAIT_SCALE))
+	shift
+	while :; do
+		"$@" && return 0
+		[ "$SECONDS" -ge "$deadline" ] && break
+		sleep 0.05
+	done
+	"$@"
+}
+
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; LK_FAILED=1; }
 pass() { echo "ok: $*"; }
@@ -102,26 +120,19 @@ lk_run() {
 	"$@" >"$out" 2>&1 &
 	local pid=$!
 	LK_PIDS+=("$pid")
-	local i
-	for i in $(seq 100); do
-		grep -q ready "$out" 2>/dev/null && break
-		sleep 0.05
-	done
+	lk_wait 5 grep -q ready "$out" 2>/dev/null
 	grep -q ready "$out" || die "$* did not start: $(cat "$out")"
 	printf -v "$var" %s "$pid"
 	printf -v "${var}_OUT" %s "$out"
 }
 
 # lk_grow PID OUT: SIGUSR1 and wait for it to say "grown".
+lk_grown_since() { [ "$(grep -c grown "$2" || true)" -gt "$1" ]; }
 lk_grow() {
 	local n
 	n=$(grep -c grown "$2" || true)
 	kill -USR1 "$1"
-	for i in $(seq 100); do
-		[ "$(grep -c grown "$2" || true)" -gt "$n" ] && return 0
-		sleep 0.05
-	done
-	die "pid $1 did not grow"
+	lk_wait 5 lk_grown_since "$n" "$2" || die "pid $1 did not grow"
 }
 
 lk_stop() {
@@ -146,7 +157,7 @@ lk_driver() {
 	coproc DRV { exec "$LOCK_DRIVER" "$@" 2>>"$W/driver.err"; }
 	DRV_PID=$!
 	local l
-	read -r -t 10 l <&"${DRV[0]}" || die "driver did not start: $(cat "$W/driver.err")"
+	read -r -t $((10 * WAIT_SCALE)) l <&"${DRV[0]}" || die "driver did not start: $(cat "$W/driver.err")"
 	case $l in
 	ready) ;;
 	skip*) skip "lock backend: ${l#skip }" ;;
@@ -158,7 +169,7 @@ lk_driver() {
 lk_cmd() {
 	echo "$*" >&"${DRV[1]}"
 	local l
-	read -r -t 30 l <&"${DRV[0]}" || die "driver did not answer '$*'"
+	read -r -t $((30 * WAIT_SCALE)) l <&"${DRV[0]}" || die "driver did not answer '$*'"
 	[ "$l" = ok ] || die "driver: '$*': $l"
 }
 
@@ -167,11 +178,21 @@ lk_dump() {
 	echo dump >&"${DRV[1]}"
 	: >"$W/dump"
 	local l
-	while read -r -t 30 l <&"${DRV[0]}"; do
+	while read -r -t $((30 * WAIT_SCALE)) l <&"${DRV[0]}"; do
 		[ "$l" = end ] && break
 		echo "$l" >>"$W/dump"
 	done
 	[ "$l" = end ] || die "dump: no end"
+}
+
+# lk_dump_until SECONDS CMD...: lk_dump until CMD holds on the dump (the
+# driver handles an exit when its pidfd says so, not at once); 1 if it
+# never did within the (scaled) bound.
+lk_dump_check() { lk_dump; "$@"; }
+lk_dump_until() {
+	local secs=$1
+	shift
+	lk_wait "$secs" lk_dump_check "$@"
 }
 
 # field LINE KEY: the value of KEY=value in LINE

@@ -6,6 +6,19 @@ set -u
 stage=${1:?}
 seconds=${2:-40}
 say() { while IFS= read -r l; do echo "DEMO: $l"; done <<<"$*"; }
+# wait_for SECONDS CMD...: until CMD succeeds; 1 if it never did
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -ge "$end" ] && return 1
+		sleep 0.2
+	done
+}
+# started NAME: demo-NAME.service is past its start-up (every page of its
+# text used once): its first report is in the journal.
+started() { journalctl -u "demo-$1.service" -o cat --no-pager | grep -q '^requests '; }
+protected() { [ "$(cat /sys/fs/cgroup/demo.slice/demo-protected.service/memory.exec_protect 2>/dev/null)" = 1 ]; }
 stat_of() { awk -v k="$2" '$1 == k {print $2}' "/sys/fs/cgroup/demo.slice/$1/memory.stat"; }
 
 cp -a "$stage/." /
@@ -42,7 +55,12 @@ UNIT
 systemctl daemon-reload
 systemctl start execguardd
 systemctl start demo-protected demo-plain
-sleep 5 # both start up: every page of their text used once
+# Both started up and the protection set before the pressure begins, however
+# long that takes on this machine.
+for s in protected plain; do
+	wait_for 300 started "$s" || say "demo-$s.service has not reported after its start-up"
+done
+wait_for 60 protected || say "demo-protected.service has not been protected"
 systemctl start demo-stream
 sleep "$seconds"
 systemctl stop demo-stream

@@ -40,8 +40,9 @@ systemctl daemon-reload
 
 check "execguardd.service starts" systemctl start execguardd
 say "execguardd ready after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
+value_is() { [ "$(value "$1")" = "$2" ]; }
 systemctl start eg-web eg-batch
-wait_for 10 test "$(value system.slice/eg-web.service)" = 1
+wait_for 10 value_is system.slice/eg-web.service 1
 check "memory.exec_protect=1 on eg-web.service" test "$(value system.slice/eg-web.service)" = 1
 check "memory.exec_protect=1 on system.slice" test "$(value system.slice)" = 1
 check "memory.exec_protect=0 on eg-batch.service" test "$(value system.slice/eg-batch.service)" = 0
@@ -55,9 +56,9 @@ say "systemctl status: $(grep -m1 'Status:' <<<"$status" | sed 's/^ *//')"
 check "STATUS= names the backend" grep -q 'Status: ".*backend kernel' <<<"$status"
 grep -q 'Status: ' <<<"$status" || sed 's/^/E2E:   /' <<<"$status" | head -n 5
 
-json=$(journalctl -u execguardd -o json --no-pager)
-check "journal: MESSAGE_ID of the decision with EXECGUARD_UNIT=eg-web.service" \
-	python3 -c '
+# journald may write it a little after the decision took effect.
+journal_has_decision() {
+	journalctl -u execguardd -o json --no-pager | python3 -c '
 import json, sys
 for line in sys.stdin:
     e = json.loads(line)
@@ -65,7 +66,10 @@ for line in sys.stdin:
        and e.get("EXECGUARD_PID") and e.get("EXECGUARD_EXE") and e.get("EXECGUARD_BACKEND") == "kernel" \
        and e.get("EXECGUARD_CGROUP") == "/system.slice/eg-web.service":
         sys.exit(0)
-sys.exit(1)' <<<"$json"
+sys.exit(1)'
+}
+wait_for 10 journal_has_decision
+check "journal: MESSAGE_ID of the decision with EXECGUARD_UNIT=eg-web.service" journal_has_decision
 
 pid=$(systemctl show -p MainPID --value eg-web)
 st=$(execguardctl status 2>&1)
@@ -79,20 +83,21 @@ check "execguardctl status --json parses" sh -c 'execguardctl --json status | py
 # The drop-in changes; systemd reloads; the decision follows.
 sed -i 's/Protect=yes/Protect=no/' /etc/systemd/system/eg-web.service.d/execguard.conf
 systemctl daemon-reload
-wait_for 10 test "$(value system.slice/eg-web.service)" = 0
+wait_for 10 value_is system.slice/eg-web.service 0
 check "after daemon-reload with Protect=no: eg-web.service back to 0" test "$(value system.slice/eg-web.service)" = 0
 sed -i 's/Protect=no/Protect=yes/' /etc/systemd/system/eg-web.service.d/execguard.conf
 systemctl daemon-reload
-wait_for 10 test "$(value system.slice/eg-web.service)" = 1
+wait_for 10 value_is system.slice/eg-web.service 1
 check "after daemon-reload with Protect=yes: eg-web.service 1 again" test "$(value system.slice/eg-web.service)" = 1
 
 # A broken policy: reload is refused, the old one stays, the journal says why.
 mkdir -p /etc/execguard.d
 printf '[Rule broken]\nProtect=sometimes\n' > /etc/execguard.d/99-broken.conf
 systemctl reload execguardd
-sleep "$slow"
+bad_line_logged() { journalctl -u execguardd --no-pager | grep -q "/etc/execguard.d/99-broken.conf:2: invalid Protect=sometimes"; }
+wait_for 10 bad_line_logged
 check "execguardd still active after a bad reload" systemctl is-active --quiet execguardd
-check "journal names the bad line" sh -c 'journalctl -u execguardd --no-pager | grep -q "/etc/execguard.d/99-broken.conf:2: invalid Protect=sometimes"'
+check "journal names the bad line" bad_line_logged
 check "old policy still in force" test "$(value system.slice/eg-web.service)" = 1
 rm /etc/execguard.d/99-broken.conf
 
@@ -101,9 +106,11 @@ old=$(systemctl show -p MainPID --value execguardd)
 kill -9 "$old"
 wait_for 20 sh -c "p=\$(systemctl show -p MainPID --value execguardd); [ -n \"\$p\" ] && [ \"\$p\" != 0 ] && [ \"\$p\" != $old ] && systemctl is-active --quiet execguardd"
 check "systemd restarted execguardd after SIGKILL" systemctl is-active --quiet execguardd
-sleep "$slow"
-check "protection still in place after the restart" test "$(value system.slice/eg-web.service)" = 1
-check "execguardctl explain agrees after the restart" sh -c "execguardctl explain $pid | grep -q eg-web.service"
+# Active (Type=notify) means its initial scan is done; on the bus soon after.
+explain_agrees() { execguardctl explain "$pid" 2>/dev/null | grep -q eg-web.service; }
+wait_for 10 explain_agrees
+check "protection still in place after the restart" value_is system.slice/eg-web.service 1
+check "execguardctl explain agrees after the restart" explain_agrees
 
 systemctl stop execguardd
 check "a clean stop clears what it set" test "$(value system.slice/eg-web.service)" = 0

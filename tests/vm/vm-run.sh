@@ -27,7 +27,10 @@
 #   --boot-wait SEC   when the guest's init has not started after SEC
 #                     seconds (the emulated machine stalled while booting,
 #                     before any test ran), boot again, once (default: a
-#                     fifth of --timeout, at least 240)
+#                     fifth of --timeout, at least 240). The same when qemu
+#                     itself exits or crashes (e.g. SIGSEGV) before the
+#                     guest's init has started; once init has started, a
+#                     qemu crash fails the run (125)
 #   --disk SIZE       attach an empty ext4 disk of SIZE (e.g. 512M), mounted
 #                     at /mnt/scratch; the command starts in that directory
 #   --results DIR     share host DIR writable as /results
@@ -42,10 +45,21 @@
 #   --quiet           do not copy the console to stderr
 #
 # Exit status: the command's; 124 on timeout; 125 when the VM did not
-# report one (crash, panic); 126 when the kernel log shows a splat; 77
-# (skip) when qemu is not installed.
+# report one (crash, panic) or qemu crashed after the guest started; 126
+# when the kernel log shows a splat; 77 (skip) when qemu is not installed.
+#
+# qemu and the other host programs this starts are not execguard's: they
+# run without the MALLOC_PERTURB_ that meson test sets for every test.
+# $EXECGUARD_VM_QEMU (for tests of this script only) replaces
+# qemu-system-x86_64.
 
 set -euo pipefail
+
+# meson test sets a random MALLOC_PERTURB_ for every test; qemu (not our
+# code) has crashed with SIGSEGV under it while the guest booted. Nothing
+# of ours runs on the host here, and the guest does not inherit this
+# environment.
+unset MALLOC_PERTURB_
 
 kernel=${EXECGUARD_BZIMAGE:-}
 mem=1G
@@ -81,7 +95,7 @@ while [ $# -gt 0 ]; do
 	--log) log=$2; shift ;;
 	--allow-splat) allow_splat=true ;;
 	--quiet) quiet=true ;;
-	-h|--help) sed -n '3,47s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,56s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	--) shift; break ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
@@ -94,7 +108,7 @@ case $mode in init|systemd) ;; *) die "unknown mode $mode" ;; esac
 [ -n "$kernel" ] || die "no kernel: use --kernel or EXECGUARD_BZIMAGE"
 [ -f "$kernel" ] || die "kernel $kernel not found"
 
-qemu=$(command -v qemu-system-x86_64 || true)
+qemu=${EXECGUARD_VM_QEMU:-$(command -v qemu-system-x86_64 || true)}
 if [ -z "$qemu" ]; then
 	echo "vm-run.sh: qemu-system-x86_64 not installed (apt-get install qemu-system-x86)" >&2
 	exit 77
@@ -306,9 +320,18 @@ fi
 [ -n "$boot_wait" ] || boot_wait=$((timeout / 5 > 240 ? timeout / 5 : 240))
 # A TCG guest sometimes stalls for good while it boots (a CPU's timer
 # interrupt never comes: "rcu_sched kthread timer wakeup didn't happen"),
-# with the host busy. No test has run then, so booting again is safe;
-# what the stalled boot logged is kept and checked for kernel reports
-# below, except for its RCU stall.
+# with the host busy; and qemu itself has crashed (SIGSEGV) while the
+# guest booted. No test has run before the guest's init has started, so
+# booting again is safe, once; what the first boot logged is kept and
+# checked for kernel reports below, except for an RCU stall. Once init has
+# started, a command runs: a qemu crash then fails the run.
+qexit() { # describe qemu's exit status $1
+	if [ "$1" -gt 128 ] && [ "$1" != 255 ]; then
+		echo "qemu killed by signal $(($1 - 128)) (SIG$(kill -l "$(($1 - 128))" 2>/dev/null || echo '?'))"
+	else
+		echo "qemu exited with status $1"
+	fi
+}
 for attempt in 1 2; do
 	: >"$log"
 	note "booting $kernel ($accel, $smp CPUs, $mem, mode $mode)"
@@ -330,21 +353,32 @@ for attempt in 1 2; do
 		[ $(($(date +%s) - start)) -ge "$boot_wait" ] && break
 		sleep 1
 	done
-	if [ "$attempt" = 1 ] && ! $booted && kill -0 "$qpid" 2>/dev/null; then
-		kill "$qpid" 2>/dev/null
-		wait "$qpid" 2>/dev/null
-		qpid=
-		wait 2>/dev/null
-		set -e
-		tr -d '\r' <"$log" >"$work/console-boot1.txt"
-		note "no init $boot_wait s after boot (last kernel line: $(grep -E '^\[' "$work/console-boot1.txt" | tail -n 1 | cut -c1-120)); booting again, once"
-		continue
+	retry=
+	if ! $booted && kill -0 "$qpid" 2>/dev/null; then
+		if [ "$attempt" = 1 ]; then
+			kill "$qpid" 2>/dev/null
+			wait "$qpid" 2>/dev/null
+			retry="no init $boot_wait s after boot"
+		fi
 	fi
-	wait "$qpid"
-	qrc=$?
+	if [ -z "$retry" ]; then
+		wait "$qpid"
+		qrc=$?
+		# A short run can start init and end between two looks.
+		grep -q EXECGUARD-VM-INIT "$log" && booted=true
+		if ! $booted && [ "$attempt" = 1 ] && [ "$qrc" != 124 ] &&
+			[ $(($(date +%s) - start)) -lt "$timeout" ]; then
+			retry="$(qexit "$qrc") $(($(date +%s) - start)) s into the boot, before the guest's init started"
+		fi
+	fi
 	qpid=
 	wait 2>/dev/null
 	set -e
+	if [ -n "$retry" ]; then
+		tr -d '\r' <"$log" >"$work/console-boot1.txt"
+		note "$retry (last kernel line: $(grep -E '^\[' "$work/console-boot1.txt" | tail -n 1 | cut -c1-120)); booting again, once"
+		continue
+	fi
 	break
 done
 note "VM ran for $(( $(date +%s) - start )) s"
@@ -365,18 +399,32 @@ fi
 if [ -f "$work/console-boot1.txt" ] &&
 	grep -E -f "$work/splat.re" "$work/console-boot1.txt" | grep -vEq 'rcu|RCU|Call Trace:'; then
 	splat=true
-	note "the stalled first boot's kernel log shows a splat:"
+	note "the first boot's kernel log (booted again) shows a splat:"
 	grep -E -m10 -f "$work/splat.re" "$work/console-boot1.txt" | grep -vE 'rcu|RCU|Call Trace:' >&2
 fi
 
-if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+# timeout -k exits 137 when it had to kill qemu; a SIGKILL from elsewhere
+# (the OOM killer) before then is a crash
+if [ "$qrc" = 124 ] || { [ "$qrc" = 137 ] && [ $(($(date +%s) - start)) -ge "$timeout" ]; }; then
 	note "timeout after $timeout s"
 	exit 124
 fi
 
 rc=$(sed -n 's/^EXECGUARD-VM-EXIT=\([0-9]*\)$/\1/p' "$work/console.txt" | tail -n1)
+if [ "$qrc" -ge 128 ]; then
+	if $booted; then
+		note "$(qexit "$qrc") after the guest's init started${rc:+ (the command reported exit status $rc)}: not booting again, failing the run"
+	else
+		note "$(qexit "$qrc") before the guest's init started, on boot $attempt of 2"
+	fi
+	exit 125
+fi
 if [ -z "$rc" ]; then
-	note "the VM did not report an exit status (qemu exit $qrc)"
+	if $booted; then
+		note "the VM did not report an exit status ($(qexit "$qrc"))"
+	else
+		note "the guest's init did not start ($(qexit "$qrc"))"
+	fi
 	exit 125
 fi
 

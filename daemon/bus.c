@@ -611,7 +611,9 @@ static int method_explain(sd_bus_message *msg, void *userdata, sd_bus_error *err
 		const char *exe = bus_name(&bn, strempty(e.exe));
 		const char *source = bus_name(&bn, strempty(e.decision.protect_source));
 		const char *section_source = bus_name(&bn, strempty(e.unit_section_source));
-		const char *sect = bus_name(&bn, e.unit_section_source ? section : "");
+		/* No source but a text: systemd is being asked (execguardctl(1)). */
+		const char *sect = bus_name(&bn, e.unit_section_source ? section :
+						 e.unit_section_pending ? "not known yet: systemd is being asked" : "");
 
 		r = bn.err ?: sd_bus_message_append(reply, "ssssbbsss", unit, cgroup, exe,
 						   manager_backend(b->m, NULL)->name, e.decision.protect,

@@ -435,6 +435,8 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 		json_key("unit_section", false), *section_source ? json_string(section) : (void)fputs("null", stdout);
 		json_key("unit_section_source", false),
 			*section_source ? json_string(section_source) : (void)fputs("null", stdout);
+		json_key("unit_section_pending", false),
+			fputs(!*section_source && *section ? "true" : "false", stdout);
 		json_key("rules", false), putchar('[');
 	} else {
 		printf("PID %lu\n", pid);
@@ -447,6 +449,8 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 		if (*section_source)
 			printf("  unit section:  [X-ExecGuard] %s at %s\n", *section ? section : "(empty)",
 			       section_source);
+		else if (*section)
+			printf("  unit section:  %s\n", section); /* being asked */
 		else
 			printf("  unit section:  none\n");
 	}

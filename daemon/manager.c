@@ -84,6 +84,7 @@ struct manager {
 	/* Wake-ups by the connector socket and by the ExecBatchMSec timer:
 	 * the daemon's own count of what batching saves. */
 	uint64_t n_connector_wakeups, n_exec_batches;
+	uint64_t n_unit_waits; /* decisions that waited for systemd's answer */
 	int last_examine_error, last_relook_error;
 	uint32_t latency_us[LATENCY_SAMPLES];
 	uint64_t n_latency;
@@ -455,11 +456,24 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 	r = look_at(m, pid, &l);
 	if (r == 0) {
 		in = (struct policy_input){ .unit = l.unit, .cgroup = l.cgroup };
-		if (l.unit && m->unit_settings &&
-		    m->unit_settings(m->unit_settings_userdata, l.unit, &unit_section,
-				     &unit_source) > 0) {
-			in.unit_section = &unit_section;
-			in.unit_section_source = unit_source;
+		if (l.unit && m->unit_settings) {
+			int u = m->unit_settings(m->unit_settings_userdata, l.unit, pid, exec_ts,
+						 &unit_section, &unit_source);
+
+			if (u == UNIT_SETTINGS_PENDING) {
+				/* Decided when systemd has answered; a tracked
+				 * process keeps what it has meanwhile (a rescan
+				 * must not sweep it as gone). */
+				m->n_unit_waits++;
+				if (t)
+					t->seen = true;
+				look_done(&l);
+				return 0;
+			}
+			if (u > 0) {
+				in.unit_section = &unit_section;
+				in.unit_section_source = unit_source;
+			}
 		}
 		/* Most processes are in no cgroup a rule protects: decide
 		 * those without reading their executable or pinning them. */
@@ -487,6 +501,7 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 		}
 		if (t && look_error_is_transient(r)) {
 			report_examine_error(m, pid, r, exec_ts ? "the look at its exec" : "a look");
+			t->seen = true; /* alive as far as we know: not swept */
 			return r;
 		}
 		if (t)
@@ -1011,7 +1026,7 @@ static void log_stats(struct manager *m, const char *when)
 	cpu_us = (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
 		 (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
 	latency_percentiles(m, &p50, &p99, &max);
-	log_notice("stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %u us p99 %u us max %u us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu, connector wake-ups %llu, exec batches %llu",
+	log_notice("stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %u us p99 %u us max %u us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu, connector wake-ups %llu, exec batches %llu, waits for unit sections %llu",
 		   when, (unsigned long long)m->n_exec, (unsigned long long)m->n_exit,
 		   (unsigned long long)m->n_decisions, (unsigned long long)m->n_protect_decisions,
 		   (unsigned long long)m->n_looks, (unsigned long long)m->n_gone_early,
@@ -1019,7 +1034,7 @@ static void log_stats(struct manager *m, const char *when)
 		   (unsigned long long)m->n_backend_errors, p50, p99, max,
 		   (unsigned long long)(m->n_latency < LATENCY_SAMPLES ? m->n_latency : LATENCY_SAMPLES),
 		   cpu_us, ru.ru_maxrss, m->procs.n_items, (unsigned long long)m->n_connector_wakeups,
-		   (unsigned long long)m->n_exec_batches);
+		   (unsigned long long)m->n_exec_batches, (unsigned long long)m->n_unit_waits);
 }
 
 static void update_status(struct manager *m, const char *prefix)
@@ -1121,6 +1136,13 @@ int manager_rescan(struct manager *m)
 	return r;
 }
 
+void manager_decide_pid(struct manager *m, pid_t pid, uint64_t exec_ts)
+{
+	(void)examine(m, pid, exec_ts);
+	if (m->status_dirty)
+		update_status(m, NULL);
+}
+
 void manager_set_unit_settings(struct manager *m, unit_settings_fn fn, void *userdata)
 {
 	m->unit_settings = fn;
@@ -1218,10 +1240,13 @@ int manager_explain(struct manager *m, pid_t pid, struct manager_explanation *re
 				    (int)pid, sd_unit, l.cgroup, strna(l.unit));
 	}
 	in = (struct policy_input){ .unit = l.unit, .cgroup = l.cgroup, .exe = l.exe };
-	if (l.unit && m->unit_settings &&
-	    m->unit_settings(m->unit_settings_userdata, l.unit, &ret->unit_section,
-			     &ret->unit_section_source) > 0)
-		in.unit_section = &ret->unit_section;
+	if (l.unit && m->unit_settings) {
+		r = m->unit_settings(m->unit_settings_userdata, l.unit, 0, 0, &ret->unit_section,
+				     &ret->unit_section_source);
+		if (r > 0 && r != UNIT_SETTINGS_PENDING)
+			in.unit_section = &ret->unit_section;
+		ret->unit_section_pending = r == UNIT_SETTINGS_PENDING;
+	}
 	in.unit_section_source = ret->unit_section_source;
 	policy_decide(&m->policy, &in, &ret->decision);
 	ret->tracked = hashmap_get(&m->procs, INT_TO_KEY(pid)) != NULL;

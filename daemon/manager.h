@@ -29,9 +29,12 @@ struct backend_ops;
 
 /* Looks up a unit's own [X-ExecGuard] section: 1 and the settings (and
  * a malloc'ed description of where they came from) when it has one, 0
- * when not, <0 on error. Set by the unit-file module. */
-typedef int (*unit_settings_fn)(void *userdata, const char *unit, struct rule_settings *ret,
-				char **ret_source);
+ * when not, <0 on error, UNIT_SETTINGS_PENDING when the answer is not
+ * known yet: then PID (if > 0) is decided again by manager_decide_pid()
+ * once it is. Set by the unit-file module; it must never block. */
+#define UNIT_SETTINGS_PENDING 2
+typedef int (*unit_settings_fn)(void *userdata, const char *unit, pid_t pid, uint64_t exec_ts,
+				struct rule_settings *ret, char **ret_source);
 
 struct manager_process_info {
 	pid_t pid;
@@ -56,6 +59,7 @@ struct manager_explanation {
 	char *unit_section_source;     /* NULL: the unit has no [X-ExecGuard] */
 	struct policy_decision decision; /* rules point into the live policy */
 	bool tracked;		       /* protected right now */
+	bool unit_section_pending;     /* systemd is being asked: not in the decision */
 };
 
 int manager_new(const struct manager_args *args, struct manager **ret);
@@ -79,6 +83,9 @@ const struct backend_ops *manager_backend(struct manager *m, void **ret_state);
 int manager_cgroup_root_fd(struct manager *m);
 int manager_proc_fd(struct manager *m);
 void manager_set_unit_settings(struct manager *m, unit_settings_fn fn, void *userdata);
+/* Decide about PID now (a unit's section it waited for is known);
+ * exec_ts as the exec event had it, 0 when found by a scan. */
+void manager_decide_pid(struct manager *m, pid_t pid, uint64_t exec_ts);
 /* As SIGHUP. On a rejected policy returns <0 and, if ret_rejected is
  * given, hands over the rejected policy with its errors (policy_done()). */
 int manager_reload(struct manager *m, struct policy *ret_rejected);

@@ -8,6 +8,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "policy.h"
 
@@ -58,16 +60,22 @@ int units_new(struct manager *m, struct units **ret);
 struct units *units_free(struct units *u);
 
 /* The connection to ask systemd on, after each (re)connect; NULL when
- * the bus is gone (the cache stays, uncached units have no section). A
- * new connection flushes the cache and rescans: a reload may have been
- * missed. */
+ * the bus is gone (uncached units then have no section). A new
+ * connection empties the cache and rescans once systemd is seen: a
+ * reload may have been missed. */
 int units_set_bus(struct units *u, sd_bus *bus);
 
-/* Forget every cached section (the Reload method, systemd reloads). */
+/* Mark every cached section stale (the Reload method, systemd reloads):
+ * each is asked again at its next lookup; answers under way are
+ * dropped and their processes found again by a rescan. */
 void units_flush(struct units *u);
 
-/* The manager's unit_settings_fn. */
-int units_lookup(void *userdata, const char *unit, struct rule_settings *ret, char **ret_source);
+/* The manager's unit_settings_fn: never blocks. A unit not known yet (or
+ * stale since a systemd reload, or whose last lookup failed over 30 s
+ * ago) is asked about asynchronously; PID (when > 0) waits in its entry
+ * and is decided by manager_decide_pid() when the answer comes. */
+int units_lookup(void *userdata, const char *unit, pid_t pid, uint64_t exec_ts, struct rule_settings *ret,
+		 char **ret_source);
 
 /* For the D-Bus interface: whether lookups work, in a few words. */
 const char *units_state(const struct units *u);

@@ -8,6 +8,7 @@
 #include "backend.h"
 #include "bus-stats.h"
 #include "bus.h"
+#include "hashmap.h"
 #include "log.h"
 #include "manager.h"
 #include "units.h"
@@ -121,17 +122,48 @@ static int get_property(sd_bus *bus, const char *path, const char *interface, co
 /* Per unit: the tracked processes grouped by unit (by cgroup outside
  * units), as the lock backend groups them. */
 
+/* Reading every protected process's smaps made status take seconds
+ * with thousands of processes (12-23 s at 10,000, with exec decisions
+ * waiting behind it). Processes of one unit running one program map the
+ * same text: the figures come from one process per distinct executable,
+ * at most SAMPLES_PER_GROUP executables per unit and SMAPS_PER_CALL
+ * smaps reads per call (execguardctl(1)). */
+#define SAMPLES_PER_GROUP 16
+#define PIDS_PER_SAMPLE 3 /* stand-ins when the first has exited */
+#define SMAPS_PER_CALL 256
+/* Without a memory controller on cgroup2, a unit's major faults are its
+ * processes' own (/proc/PID/stat): at most this many reads per call. */
+#define STAT_READS_PER_CALL 2048
+
+struct exe_sample {
+	char *exe;
+	pid_t pids[PIDS_PER_SAMPLE];
+	size_t n_pids_kept, n_pids;
+};
+
 struct group {
 	char *key, *cgroup, *source;
 	bool is_unit;
 	pid_t *pids;
 	size_t n_pids;
+	struct exe_sample samples[SAMPLES_PER_GROUP];
+	size_t n_samples;
+	size_t n_unsampled; /* processes of executables past the cap */
 };
 
 struct groups {
 	struct group *g;
 	size_t n;
+	struct hashmap index; /* key -> index + 1 into g */
+	size_t smaps_left;    /* the per-call budgets of smaps reads */
+	size_t stat_left;     /* and of /proc/PID/stat reads */
 };
+
+static void groups_init(struct groups *gs)
+{
+	*gs = (struct groups){ .smaps_left = SMAPS_PER_CALL, .stat_left = STAT_READS_PER_CALL };
+	hashmap_init(&gs->index, hash_string, equal_string);
+}
 
 static void groups_done(struct groups *gs)
 {
@@ -140,17 +172,44 @@ static void groups_done(struct groups *gs)
 		free(gs->g[i].cgroup);
 		free(gs->g[i].source);
 		free(gs->g[i].pids);
+		for (size_t k = 0; k < gs->g[i].n_samples; k++)
+			free(gs->g[i].samples[k].exe);
 	}
 	free(gs->g);
+	hashmap_done(&gs->index);
 	*gs = (struct groups){ 0 };
 }
 
 static struct group *group_find(struct groups *gs, const char *key)
 {
-	for (size_t i = 0; i < gs->n; i++)
-		if (streq(gs->g[i].key, key))
-			return &gs->g[i];
-	return NULL;
+	uintptr_t i = (uintptr_t)hashmap_get(&gs->index, key);
+
+	return i ? &gs->g[i - 1] : NULL;
+}
+
+static int group_sample(struct group *g, const char *exe, pid_t pid)
+{
+	struct exe_sample *s = NULL;
+
+	exe = exe ?: "?";
+	for (size_t i = 0; i < g->n_samples && !s; i++)
+		if (streq(g->samples[i].exe, exe))
+			s = &g->samples[i];
+	if (!s) {
+		if (g->n_samples == SAMPLES_PER_GROUP) {
+			g->n_unsampled++;
+			return 0;
+		}
+		s = &g->samples[g->n_samples];
+		*s = (struct exe_sample){ .exe = strdup(exe) };
+		if (!s->exe)
+			return -ENOMEM;
+		g->n_samples++;
+	}
+	if (s->n_pids_kept < PIDS_PER_SAMPLE)
+		s->pids[s->n_pids_kept++] = pid;
+	s->n_pids++;
+	return 0;
 }
 
 /* The unit's own cgroup: the process's cgroup cut after the component
@@ -178,6 +237,7 @@ static int collect_process(const struct manager_process_info *p, void *userdata)
 		if (!n)
 			return -ENOMEM;
 		gs->g = n;
+		/* The index holds positions, not pointers: realloc moves. */
 		g = &gs->g[gs->n++];
 		*g = (struct group){
 			.key = strdup(key),
@@ -188,13 +248,17 @@ static int collect_process(const struct manager_process_info *p, void *userdata)
 		};
 		if (!g->key || !g->cgroup || !g->source)
 			return -ENOMEM;
+		if (hashmap_put(&gs->index, g->key, (void *)(uintptr_t)gs->n) < 0)
+			return -ENOMEM;
 	}
-	pids = realloc(g->pids, (g->n_pids + 1) * sizeof(pid_t));
-	if (!pids)
-		return -ENOMEM;
-	g->pids = pids;
+	if ((g->n_pids & (g->n_pids - 1)) == 0) { /* grow at powers of two */
+		pids = realloc(g->pids, (g->n_pids ? 2 * g->n_pids : 1) * sizeof(pid_t));
+		if (!pids)
+			return -ENOMEM;
+		g->pids = pids;
+	}
 	g->pids[g->n_pids++] = p->pid;
-	return 0;
+	return group_sample(g, p->exe, p->pid);
 }
 
 struct figures {
@@ -206,45 +270,91 @@ static bool is_lock_backend(struct bus *b, void **state)
 	return manager_backend(b->m, state) == &backend_lock_ops;
 }
 
-/* Mapped and resident text of a group from smaps, each file range once. */
-static void smaps_figures(struct bus *b, const struct group *g, struct figures *f)
+/* A file range, to count each once. */
+struct range_key {
+	uint64_t dev, ino, offset;
+};
+
+static uint64_t hash_range(const void *key)
 {
-	struct { uint64_t dev, ino, offset; } *seen = NULL;
-	size_t n_seen = 0;
+	const struct range_key *k = key;
+
+	return (k->dev * 0x9e3779b97f4a7c15ULL) ^ (k->ino * 0xc2b2ae3d27d4eb4fULL) ^ k->offset;
+}
+
+static bool equal_range(const void *a, const void *b)
+{
+	const struct range_key *x = a, *y = b;
+
+	return x->dev == y->dev && x->ino == y->ino && x->offset == y->offset;
+}
+
+/* The exec mappings of one process standing for sample s: the first of
+ * its kept processes whose smaps can still be read. */
+static int read_sample(struct bus *b, struct groups *gs, const struct exe_sample *s,
+		       struct text_mappings *tm)
+{
+	for (size_t i = 0; i < s->n_pids_kept && gs->smaps_left; i++) {
+		gs->smaps_left--;
+		if (read_smaps_exec(manager_proc_fd(b->m), s->pids[i], tm) >= 0)
+			return 0;
+	}
+	return -ESRCH;
+}
+
+/* Mapped and resident text of a group from smaps, each file range once. */
+static void smaps_figures(struct bus *b, struct groups *gs, const struct group *g, struct figures *f)
+{
+	struct hashmap seen;
+	struct range_key *keys = NULL;
+	size_t n_keys = 0, cap = 0;
 
 	f->mapped = f->resident = 0;
-	for (size_t i = 0; i < g->n_pids; i++) {
+	hashmap_init(&seen, hash_range, equal_range);
+	for (size_t i = 0; i < g->n_samples; i++) {
 		struct text_mappings tm;
 
-		if (read_smaps_exec(manager_proc_fd(b->m), g->pids[i], &tm) < 0)
+		if (read_sample(b, gs, &g->samples[i], &tm) < 0)
 			continue;
+		/* Keys live in one array, grown before any is indexed. */
+		if (n_keys + tm.n > cap) {
+			struct range_key *n;
+
+			if (n_keys) {
+				/* Rehash into a larger array: keys must not move. */
+				hashmap_done(&seen);
+				hashmap_init(&seen, hash_range, equal_range);
+			}
+			cap = 2 * (n_keys + tm.n);
+			n = realloc(keys, cap * sizeof(*keys));
+			if (!n) {
+				text_mappings_done(&tm);
+				break;
+			}
+			keys = n;
+			for (size_t k = 0; k < n_keys; k++)
+				(void)hashmap_put(&seen, &keys[k], &keys[k]);
+		}
 		for (size_t k = 0; k < tm.n; k++) {
 			const struct text_mapping *t = &tm.items[k];
-			bool dup = false;
 
-			for (size_t s = 0; s < n_seen && !dup; s++)
-				dup = seen[s].dev == t->dev && seen[s].ino == t->ino &&
-				      seen[s].offset == t->offset;
-			if (dup)
+			keys[n_keys] = (struct range_key){ t->dev, t->ino, t->offset };
+			if (hashmap_get(&seen, &keys[n_keys]))
 				continue;
-			void *n = realloc(seen, (n_seen + 1) * sizeof(*seen));
-
-			if (!n)
+			if (hashmap_put(&seen, &keys[n_keys], &keys[n_keys]) < 0)
 				break;
-			seen = n;
-			seen[n_seen].dev = t->dev;
-			seen[n_seen].ino = t->ino;
-			seen[n_seen++].offset = t->offset;
+			n_keys++;
 			f->mapped += t->size;
 			f->resident += t->rss;
 		}
 		text_mappings_done(&tm);
 	}
-	free(seen);
+	hashmap_done(&seen);
+	free(keys);
 }
 
-static void group_figures(struct bus *b, const struct group *g, const struct lockset_unit_stat *ls,
-			  size_t n_ls, struct figures *f)
+static void group_figures(struct bus *b, struct groups *gs, const struct group *g,
+			  const struct lockset_unit_stat *ls, size_t n_ls, struct figures *f)
 {
 	const char *key = NULL;
 	void *state;
@@ -259,11 +369,16 @@ static void group_figures(struct bus *b, const struct group *g, const struct loc
 				f->locked = ls[i].locked;
 			}
 	} else {
-		smaps_figures(b, g, f);
+		smaps_figures(b, gs, g, f);
 	}
+	f->breaches = read_cgroup_breaches(manager_cgroup_root_fd(b->m), g->cgroup);
 	f->majflt = read_cgroup_majflt(manager_cgroup_root_fd(b->m), g->cgroup, &key);
 	if (f->majflt == STAT_UNKNOWN) {
-		/* No memory controller on cgroup2: the protected processes' own. */
+		/* No memory controller on cgroup2: the protected processes' own,
+		 * within the call's budget of reads (else unknown, not a part). */
+		if (g->n_pids > gs->stat_left)
+			return;
+		gs->stat_left -= g->n_pids;
 		f->majflt = 0;
 		for (size_t i = 0; i < g->n_pids; i++) {
 			uint64_t v = read_pid_majflt(manager_proc_fd(b->m), g->pids[i]);
@@ -272,7 +387,6 @@ static void group_figures(struct bus *b, const struct group *g, const struct loc
 				f->majflt += v;
 		}
 	}
-	f->breaches = read_cgroup_breaches(manager_cgroup_root_fd(b->m), g->cgroup);
 }
 
 /* Whether the group is protected now, and the reason in words. */
@@ -346,12 +460,13 @@ static int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *
 	struct bus *b = userdata;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	struct lockset_unit_stat *ls = NULL;
-	struct groups gs = { 0 };
+	struct groups gs;
 	size_t n_ls = 0;
 	void *state;
 	int r;
 
 	(void)error;
+	groups_init(&gs);
 	r = manager_foreach_process(b->m, collect_process, &gs);
 	if (r < 0)
 		goto out;
@@ -371,7 +486,7 @@ static int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *
 		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
 		const char *key, *cgroup, *w;
 
-		group_figures(b, &gs.g[i], ls, n_ls, &f);
+		group_figures(b, &gs, &gs.g[i], ls, n_ls, &f);
 		on = group_state(b, &gs.g[i], &f, why, sizeof(why));
 		key = bus_name(&bn, gs.g[i].key);
 		cgroup = bus_name(&bn, gs.g[i].cgroup);
@@ -405,16 +520,30 @@ struct lib {
 	uint32_t n_units, n_pids;
 	uint64_t mapped, resident, locked;
 	const char *state;
-	/* While walking one process. */
-	pid_t cur_pid;
-	size_t cur_group;
+	/* While walking one sampled process. */
+	size_t cur_sample, cur_group;
 	uint64_t cur_size, cur_rss;
 };
 
 struct libs {
 	struct lib *l;
 	size_t n;
+	struct hashmap index; /* (dev, ino) -> index + 1 into l */
 };
+
+static uint64_t hash_file(const void *key)
+{
+	const uint64_t *k = key;
+
+	return (k[0] * 0x9e3779b97f4a7c15ULL) ^ k[1];
+}
+
+static bool equal_file(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] == y[0] && x[1] == y[1];
+}
 
 static void lib_flush(struct lib *l)
 {
@@ -425,29 +554,42 @@ static void lib_flush(struct lib *l)
 	l->cur_size = l->cur_rss = 0;
 }
 
-static int libs_add(struct libs *ls, size_t group, pid_t pid, const struct text_mapping *t)
+/* One mapping of the process standing for a sample of n_pids processes
+ * (sample_id: unique over the call). */
+static int libs_add(struct libs *ls, size_t group, size_t sample_id, size_t n_pids,
+		    const struct text_mapping *t)
 {
-	struct lib *l = NULL;
+	uint64_t key[2] = { t->dev, t->ino };
+	uintptr_t i = (uintptr_t)hashmap_get(&ls->index, key);
+	struct lib *l;
 
-	for (size_t i = 0; i < ls->n && !l; i++)
-		if (ls->l[i].dev == t->dev && ls->l[i].ino == t->ino)
-			l = &ls->l[i];
-	if (!l) {
+	if (!i) {
 		struct lib *n = realloc(ls->l, (ls->n + 1) * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
+		/* The index keys point into l[]: rebuilt after it moved. */
+		if (n != ls->l) {
+			hashmap_done(&ls->index);
+			hashmap_init(&ls->index, hash_file, equal_file);
+			for (size_t k = 0; k < ls->n; k++)
+				if (hashmap_put(&ls->index, &n[k].dev, (void *)(uintptr_t)(k + 1)) < 0)
+					return -ENOMEM;
+		}
 		ls->l = n;
 		l = &ls->l[ls->n++];
 		*l = (struct lib){ .dev = t->dev, .ino = t->ino, .path = strdup(t->path ?: "?"),
-				   .locked = STAT_UNKNOWN, .state = "mapped", .cur_group = SIZE_MAX };
-		if (!l->path)
+				   .locked = STAT_UNKNOWN, .state = "mapped", .cur_group = SIZE_MAX,
+				   .cur_sample = SIZE_MAX };
+		if (!l->path || hashmap_put(&ls->index, &l->dev, (void *)(uintptr_t)ls->n) < 0)
 			return -ENOMEM;
+	} else {
+		l = &ls->l[i - 1];
 	}
-	if (l->cur_pid != pid) {
+	if (l->cur_sample != sample_id) {
 		lib_flush(l);
-		l->cur_pid = pid;
-		l->n_pids++;
+		l->cur_sample = sample_id;
+		l->n_pids += (uint32_t)n_pids;
 		if (l->cur_group != group) {
 			l->cur_group = group;
 			l->n_units++;
@@ -476,13 +618,15 @@ static int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_err
 	struct bus *b = userdata;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	struct lockset_file_stat *fs = NULL;
-	struct groups gs = { 0 };
+	struct groups gs;
 	struct libs ls = { 0 };
 	size_t n_fs = 0;
 	void *state;
 	int r;
 
 	(void)error;
+	groups_init(&gs);
+	hashmap_init(&ls.index, hash_file, equal_file);
 	if (is_lock_backend(b, &state)) {
 		r = lockset_file_stats(backend_lock_lockset(state), &fs, &n_fs);
 		if (r < 0)
@@ -508,17 +652,20 @@ static int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_err
 			};
 		}
 	} else {
+		size_t sample_id = 0;
+
 		r = manager_foreach_process(b->m, collect_process, &gs);
 		if (r < 0)
 			goto out;
 		for (size_t g = 0; g < gs.n; g++)
-			for (size_t p = 0; p < gs.g[g].n_pids; p++) {
+			for (size_t k = 0; k < gs.g[g].n_samples; k++, sample_id++) {
+				const struct exe_sample *smp = &gs.g[g].samples[k];
 				struct text_mappings tm;
 
-				if (read_smaps_exec(manager_proc_fd(b->m), gs.g[g].pids[p], &tm) < 0)
+				if (read_sample(b, &gs, smp, &tm) < 0)
 					continue;
-				for (size_t k = 0; k < tm.n && r >= 0; k++)
-					r = libs_add(&ls, g, gs.g[g].pids[p], &tm.items[k]);
+				for (size_t m = 0; m < tm.n && r >= 0; m++)
+					r = libs_add(&ls, g, sample_id, smp->n_pids, &tm.items[m]);
 				text_mappings_done(&tm);
 				if (r < 0)
 					goto out;
@@ -547,6 +694,7 @@ out:
 	for (size_t i = 0; i < ls.n; i++)
 		free(ls.l[i].path);
 	free(ls.l);
+	hashmap_done(&ls.index);
 	free(fs);
 	groups_done(&gs);
 	return r;

@@ -6,11 +6,7 @@
  * it reconnects when the bus comes (back). */
 #pragma once
 
-#define EXECGUARD_BUS_NAME "org.execguard.Manager1"
-#define EXECGUARD_BUS_PATH "/org/execguard/Manager1"
-#define EXECGUARD_BUS_INTERFACE "org.execguard.Manager1"
-#define EXECGUARD_BUS_ERROR_REJECTED "org.execguard.Manager1.PolicyRejected"
-#define EXECGUARD_BUS_ERROR_NO_PROCESS "org.execguard.Manager1.NoSuchProcess"
+#include "bus-names.h"
 
 /* Message id (catalog/execguard.catalog): bus connection lost or back. */
 #define MID_BUS "c6e29a1f4b8d4f53a7e0d2c91b5f3e84"

@@ -10,10 +10,9 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-stats.h"
-#include "bus.h"
-#include "manager.h"
+#include "bus-names.h"
 #include "policy.h"
-#include "units.h"
+#include "unit-files.h"
 #include "util.h"
 
 /* Exit codes, in execguardctl(1). */

@@ -129,19 +129,6 @@ static bool pin_exited(const struct manager *m, int pin)
 	return poll(&p, 1, 0) != 0;
 }
 
-size_t policy_print_errors(const struct policy *p, FILE *f)
-{
-	for (size_t i = 0; i < p->n_errors; i++) {
-		const struct policy_error *e = &p->errors[i];
-
-		if (e->line)
-			fprintf(f, "%s:%u: %s\n", e->file, e->line, e->message);
-		else
-			fprintf(f, "%s: %s\n", e->file, e->message);
-	}
-	return p->n_errors;
-}
-
 static void log_policy_errors(const struct policy *p, const char *what)
 {
 	for (size_t i = 0; i < p->n_errors; i++) {

@@ -97,5 +97,3 @@ void manager_get_stats(struct manager *m, struct manager_stats *ret);
 int manager_explain(struct manager *m, pid_t pid, struct manager_explanation *ret);
 void manager_explanation_done(struct manager_explanation *e);
 
-/* Print every policy error as file:line: message; the count. */
-size_t policy_print_errors(const struct policy *p, FILE *f);

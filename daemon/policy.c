@@ -5,6 +5,7 @@
 #include <ini.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 #include "policy.h"
@@ -922,4 +923,17 @@ void policy_decide(const struct policy *p, const struct policy_input *in, struct
 			ret->protect_source = in->unit_section_source ?: "unit file";
 	}
 	ret->protect = ret->settings.protect > 0;
+}
+
+size_t policy_print_errors(const struct policy *p, FILE *f)
+{
+	for (size_t i = 0; i < p->n_errors; i++) {
+		const struct policy_error *e = &p->errors[i];
+
+		if (e->line)
+			fprintf(f, "%s:%u: %s\n", e->file, e->line, e->message);
+		else
+			fprintf(f, "%s: %s\n", e->file, e->message);
+	}
+	return p->n_errors;
 }

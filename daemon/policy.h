@@ -3,6 +3,8 @@
  * unit's [X-ExecGuard] section, parsed from buffers with inih. */
 #pragma once
 
+#include <stdio.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -123,3 +125,6 @@ void policy_decide(const struct policy *p, const struct policy_input *in, struct
 /* Adds an error at file:line (used by the loaders). */
 int policy_add_error(struct policy *p, const char *file, unsigned line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* Print every policy error as file:line: message; the count. */
+size_t policy_print_errors(const struct policy *p, FILE *f);

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* A unit's own [X-ExecGuard] section: found through systemd's
- * FragmentPath and DropInPaths on the system bus, read like a policy
- * file (root's, not writable by others), merged in systemd's order (later
- * drop-ins win), cached per unit until systemd reloads. The merging and
- * parsing work on buffers, for the tests and for execguardctl. */
+/* The daemon's cache of units' own [X-ExecGuard] sections: found through
+ * systemd's FragmentPath and DropInPaths on the system bus (asked
+ * asynchronously), read with unit-files.h, cached per unit until systemd
+ * reloads. */
 #pragma once
 
 #include <stdbool.h>
@@ -12,6 +11,7 @@
 #include <sys/types.h>
 
 #include "policy.h"
+#include "unit-files.h"
 
 typedef struct sd_bus sd_bus;
 struct manager;
@@ -20,40 +20,6 @@ struct units;
 /* Message ids (catalog/execguard.catalog). */
 #define MID_UNIT_SECTION_INVALID "7a41c2e95f3b4d08b6e1a9c3d5f70812"
 #define MID_UNIT_LOOKUP "b2d84f1e6a9c4e37a0c5d8e2f4b61a93"
-
-/* One file of a unit, in the order systemd applies them. */
-struct unit_file {
-	const char *path;
-	const char *buf;
-	size_t len;
-};
-
-/* The files to read for a unit: its fragment (none when empty or
- * "/dev/null", a masked unit) then the drop-ins in the order given, which
- * is systemd's. Returns a NULL terminated list of borrowed pointers
- * (free() only the array) or NULL on ENOMEM. */
-const char **unit_files_order(const char *fragment, char *const *dropins);
-
-/* The line of the last Protect= in the [X-ExecGuard] section(s) of buf,
- * 0 if none. */
-unsigned unit_file_protect_line(const char *buf, size_t len);
-
-/* Merge the [X-ExecGuard] sections of files[0..n) (later ones win key by
- * key). A file with errors adds them to errors_to and contributes
- * nothing. Returns 1 and *ret when some file has a section, else 0;
- * *ret_source (malloc'ed) says "PATH:LINE" of the Protect= that counts,
- * else the last file with a section. <0 on ENOMEM. */
-int unit_files_merge(const struct unit_file *files, size_t n, struct policy *errors_to,
-		     struct rule_settings *ret, char **ret_source);
-
-/* Read the files of paths[] (a unit_files_order() list) with the policy
- * files' mode check and merge them. Unreadable or refused files are
- * errors in errors_to. Same returns as unit_files_merge(). */
-int unit_files_load(const char *const *paths, struct policy *errors_to, struct rule_settings *ret,
-		    char **ret_source);
-
-/* "Protect=yes LockBudget=64M" for reports; "" when nothing is set. */
-void rule_settings_format(const struct rule_settings *s, char *buf, size_t size);
 
 /* The daemon side: a cache per unit, filled over the bus. */
 int units_new(struct manager *m, struct units **ret);

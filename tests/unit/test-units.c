@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "test.h"
-#include "units.h"
+#include "unit-files.h"
 #include "util.h"
 
 #define F(p, t) { .path = (p), .buf = (t), .len = sizeof(t) - 1 }

@@ -7,7 +7,7 @@ need_root
 need_cgroup2
 need_dbus
 
-S=execguard-test.slice
+S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 A=egtest-l-$$.service
 unit_cgroup "$S" "$A"
 write_conf <<CONF

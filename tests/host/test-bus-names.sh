@@ -11,7 +11,7 @@ need_root
 need_cgroup2
 need_dbus
 
-S=execguard-test.slice
+S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 A=$'egtest-n-\xff\x01-'$$.service
 esc_A="egtest-n-\\xff\\x01-$$.service"
 unit_cgroup "$S" "$A"

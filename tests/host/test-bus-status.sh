@@ -9,7 +9,7 @@ need_root
 need_cgroup2
 need_dbus
 
-S=execguard-test.slice
+S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 A=egtest-a-$$.service
 B=egtest-b-$$.service
 unit_cgroup "$S" "$A"

@@ -10,7 +10,7 @@ need_cgroup2
 need_dbus
 [ -x "$FAKE_SYSTEMD" ] || skip "FAKE_SYSTEMD not built"
 
-S=execguard-test.slice
+S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 U=egtest-u-$$.service
 V=egtest-v-$$.service
 unit_cgroup "$S" "$U"

@@ -13,7 +13,7 @@ need_cgroup2
 need_dbus
 [ -x "$FAKE_SYSTEMD" ] || skip "FAKE_SYSTEMD not built"
 
-S=execguard-test.slice
+S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 K=egtest-k-$$.service
 N=egtest-n-$$.service
 unit_cgroup "$S" "$K"

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "backend.h"
+#include "bus-stats.h"
 #include "cgroup.h"
 #include "hashmap.h"
 #include "log.h"
@@ -418,8 +419,33 @@ static void kernel_destroy(void *state)
 	free(s);
 }
 
+/* In force when memory.exec_protect is 1 on the unit's cgroup and every
+ * ancestor below the root (the kernel's rule). */
+static int kernel_report_units(void *state, struct backend_unit_report *units, size_t n)
+{
+	struct kstate *s = state;
+
+	for (size_t i = 0; i < n; i++) {
+		struct backend_unit_report *u = &units[i];
+		_cleanup_free_ char *where = NULL;
+		int r = read_exec_protect_effective(s->env->cgroup_root_fd, u->cgroup, &where);
+
+		u->protected_now = r > 0;
+		u->blocked = r <= 0;
+		u->mapped = u->resident = u->locked = BACKEND_FIGURE_UNKNOWN;
+		if (r > 0)
+			snprintf(u->state, sizeof(u->state), "memory.exec_protect=1");
+		else if (r == 0)
+			snprintf(u->state, sizeof(u->state), "memory.exec_protect is 0 on %s", where);
+		else
+			snprintf(u->state, sizeof(u->state), "no memory.exec_protect on %s", u->cgroup);
+	}
+	return 0;
+}
+
 const struct backend_ops backend_kernel_ops = {
 	.name = "kernel",
+	.report_units = kernel_report_units,
 	.cgroup_only = true,
 	.probe = kernel_probe,
 	.create = kernel_create,

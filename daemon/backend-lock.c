@@ -27,6 +27,7 @@
 #include "backend-lock.h"
 #include "backend.h"
 #include "caps.h"
+#include "hashmap.h"
 #include "lockset.h"
 #include "log.h"
 #include "meminfo.h"
@@ -1387,7 +1388,76 @@ static void lock_log_stats(void *state)
 	log_summary(state, true);
 }
 
+static int lock_report_units(void *state, struct backend_unit_report *units, size_t n)
+{
+	struct lock_backend *b = state;
+	_cleanup_free_ struct lockset_unit_stat *st = NULL;
+	struct hashmap by_name;
+	size_t n_st = 0;
+	int r;
+
+	r = lockset_unit_stats(b->ls, &st, &n_st);
+	if (r < 0)
+		return r;
+	hashmap_init(&by_name, hash_string, equal_string);
+	for (size_t i = 0; i < n_st; i++)
+		if (hashmap_put(&by_name, st[i].name, &st[i]) == -ENOMEM) {
+			hashmap_done(&by_name);
+			return -ENOMEM;
+		}
+	for (size_t i = 0; i < n; i++) {
+		struct backend_unit_report *u = &units[i];
+		const struct lockset_unit_stat *s = hashmap_get(&by_name, u->key);
+
+		u->mapped = s ? s->mapped : 0;
+		u->resident = s ? s->resident : 0;
+		u->locked = s ? s->locked : 0;
+		u->protected_now = u->locked > 0;
+		u->blocked = false;
+		snprintf(u->state, sizeof(u->state), "%s", u->locked ? "text locked" : "nothing locked yet");
+	}
+	hashmap_done(&by_name);
+	return 0;
+}
+
+static int lock_report_files(void *state, struct backend_file_report **ret, size_t *ret_n)
+{
+	struct lock_backend *b = state;
+	_cleanup_free_ struct lockset_file_stat *fs = NULL;
+	struct backend_file_report *out;
+	size_t n_fs = 0;
+	int r;
+
+	r = lockset_file_stats(b->ls, &fs, &n_fs);
+	if (r < 0)
+		return r;
+	out = calloc(n_fs ?: 1, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_fs; i++) {
+		out[i] = (struct backend_file_report){
+			.path = strdup(fs[i].path ?: "?"),
+			.n_units = (uint32_t)fs[i].n_units,
+			.n_pids = (uint32_t)fs[i].n_pids,
+			.mapped = fs[i].mapped,
+			.resident = fs[i].resident,
+			.locked = fs[i].locked,
+			.state = fs[i].refusal != LOCK_REFUSAL_NONE ? lock_refusal_to_string(fs[i].refusal) :
+								      lock_range_state_to_string(fs[i].state),
+		};
+		if (!out[i].path) {
+			backend_file_reports_free(out, i);
+			return -ENOMEM;
+		}
+	}
+	*ret = out;
+	*ret_n = n_fs;
+	return 0;
+}
+
 const struct backend_ops backend_lock_ops = {
+	.report_units = lock_report_units,
+	.report_files = lock_report_files,
 	/* Files others own (DAC_READ_SEARCH), mlock() past the rlimit
 	 * (IPC_LOCK), PSI windows under 2 s (SYS_RESOURCE), map_files
 	 * (CHECKPOINT_RESTORE). */

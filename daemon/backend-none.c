@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The none backend: decide and report, change nothing. */
+#include <stdio.h>
+
 #include "backend.h"
 #include "hashmap.h"
 #include "util.h"
@@ -66,9 +68,23 @@ static void none_describe(void *state, char *buf, size_t size)
 	snprintf(buf, size, "observing only, %zu processes would be protected", s->pids.n_items);
 }
 
+static int none_report_units(void *state, struct backend_unit_report *units, size_t n)
+{
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		units[i].protected_now = false;
+		units[i].blocked = false;
+		snprintf(units[i].state, sizeof(units[i].state), "observed only, backend none");
+		units[i].mapped = units[i].resident = units[i].locked = BACKEND_FIGURE_UNKNOWN;
+	}
+	return 0;
+}
+
 const struct backend_ops backend_none_ops = {
 	.name = "none",
 	.cgroup_only = true,
+	.observe_only = true,
+	.report_units = none_report_units,
 	.probe = none_probe,
 	.create = none_create,
 	.destroy = none_destroy,

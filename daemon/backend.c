@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdlib.h>
+
 #include "backend.h"
 
 const struct backend_ops *backend_ops_for(enum backend_choice c)
@@ -14,4 +16,11 @@ const struct backend_ops *backend_ops_for(enum backend_choice c)
 		break;
 	}
 	return NULL;
+}
+
+void backend_file_reports_free(struct backend_file_report *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(f[i].path);
+	free(f);
 }

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "maps.h"
@@ -33,11 +34,38 @@ struct protect_target {
 	const struct rule_settings *settings;
 };
 
+/* A figure the backend does not keep (the daemon may find it elsewhere). */
+#define BACKEND_FIGURE_UNKNOWN UINT64_MAX
+
+/* One unit (or a cgroup outside units) as status shows it: the caller
+ * fills key and cgroup, the backend the rest. */
+struct backend_unit_report {
+	const char *key;    /* the unit, or the cgroup outside units */
+	const char *cgroup; /* the unit's cgroup2 path */
+	bool protected_now; /* protection is in force now */
+	/* Something outside the daemon stands in the way (state says what);
+	 * else state is how the backend protects, and the policy is named
+	 * after it. */
+	bool blocked;
+	char state[192];
+	uint64_t mapped, resident, locked; /* BACKEND_FIGURE_UNKNOWN: not kept */
+};
+
+/* One file the backend handles, for the list of hot libraries. */
+struct backend_file_report {
+	char *path;
+	uint32_t n_units, n_pids;
+	uint64_t mapped, resident, locked;
+	const char *state; /* static text */
+};
+
 struct backend_ops {
 	const char *name;
 	/* Acts on cgroups only: the manager then neither reads a process's
 	 * mappings nor looks at it again after exec. */
 	bool cgroup_only;
+	/* Decides and reports, changes nothing: "would protect". */
+	bool observe_only;
 	/* Capabilities it needs beyond CAPS_COMMON (caps.h), as CAP_BIT()s;
 	 * the rest are dropped once it is set up. */
 	uint64_t capabilities;
@@ -58,7 +86,15 @@ struct backend_ops {
 	void (*describe)(void *state, char *buf, size_t size);
 	/* Optional: log the backend's own figures now (SIGUSR1). */
 	void (*log_stats)(void *state);
+	/* Status of n units: whether protection is in force and why, and the
+	 * figures the backend keeps itself. */
+	int (*report_units)(void *state, struct backend_unit_report *units, size_t n);
+	/* Optional: the files it handles (malloc'ed array and paths); without
+	 * it the daemon reads them from the protected processes. */
+	int (*report_files)(void *state, struct backend_file_report **ret, size_t *ret_n);
 };
+
+void backend_file_reports_free(struct backend_file_report *f, size_t n);
 
 extern const struct backend_ops backend_kernel_ops;
 extern const struct backend_ops backend_none_ops;

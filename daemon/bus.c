@@ -4,7 +4,6 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
-#include "backend-lock.h"
 #include "backend.h"
 #include "bus-stats.h"
 #include "bus.h"
@@ -265,11 +264,6 @@ struct figures {
 	uint64_t mapped, resident, locked, majflt, breaches;
 };
 
-static bool is_lock_backend(struct bus *b, void **state)
-{
-	return manager_backend(b->m, state) == &backend_lock_ops;
-}
-
 /* A file range, to count each once. */
 struct range_key {
 	uint64_t dev, ino, offset;
@@ -353,24 +347,16 @@ static void smaps_figures(struct bus *b, struct groups *gs, const struct group *
 	free(keys);
 }
 
+/* The figures of a group: the backend's own where it keeps them, else
+ * from the processes (sampled, see above). */
 static void group_figures(struct bus *b, struct groups *gs, const struct group *g,
-			  const struct lockset_unit_stat *ls, size_t n_ls, struct figures *f)
+			  const struct backend_unit_report *rep, struct figures *f)
 {
 	const char *key = NULL;
-	void *state;
 
-	*f = (struct figures){ .locked = STAT_UNKNOWN };
-	if (is_lock_backend(b, &state)) {
-		f->locked = 0;
-		for (size_t i = 0; i < n_ls; i++)
-			if (streq(ls[i].name, g->key)) {
-				f->mapped = ls[i].mapped;
-				f->resident = ls[i].resident;
-				f->locked = ls[i].locked;
-			}
-	} else {
+	*f = (struct figures){ .mapped = rep->mapped, .resident = rep->resident, .locked = rep->locked };
+	if (rep->mapped == BACKEND_FIGURE_UNKNOWN || rep->resident == BACKEND_FIGURE_UNKNOWN)
 		smaps_figures(b, gs, g, f);
-	}
 	f->breaches = read_cgroup_breaches(manager_cgroup_root_fd(b->m), g->cgroup);
 	f->majflt = read_cgroup_majflt(manager_cgroup_root_fd(b->m), g->cgroup, &key);
 	if (f->majflt == STAT_UNKNOWN) {
@@ -389,42 +375,21 @@ static void group_figures(struct bus *b, struct groups *gs, const struct group *
 	}
 }
 
-/* Whether the group is protected now, and the reason in words. */
-static bool group_state(struct bus *b, const struct group *g, const struct figures *f, char *buf,
-			size_t size)
+/* Whether the group is protected now, and the reason in words: the
+ * backend's, with the policy that asked for it. */
+static bool group_state(struct bus *b, const struct group *g, const struct backend_unit_report *rep,
+			char *buf, size_t size)
 {
-	const struct backend_ops *ops = manager_backend(b->m, NULL);
-	struct manager_stats st;
-
-	manager_get_stats(b->m, &st);
-	if (st.dry_run) {
+	if (manager_dry_run(b->m)) {
 		snprintf(buf, size, "dry run: would protect (policy %s)", g->source);
 		return false;
 	}
-	if (ops == &backend_none_ops) {
-		snprintf(buf, size, "observed only, backend none (policy %s)", g->source);
+	if (rep->blocked) {
+		snprintf(buf, size, "%s", rep->state);
 		return false;
 	}
-	if (ops == &backend_kernel_ops) {
-		_cleanup_free_ char *where = NULL;
-		int r = read_exec_protect_effective(manager_cgroup_root_fd(b->m), g->cgroup, &where);
-
-		if (r > 0) {
-			snprintf(buf, size, "memory.exec_protect=1 (policy %s)", g->source);
-			return true;
-		}
-		if (r == 0)
-			snprintf(buf, size, "memory.exec_protect is 0 on %s", where);
-		else
-			snprintf(buf, size, "no memory.exec_protect on %s", g->cgroup);
-		return false;
-	}
-	if (f->locked && f->locked != STAT_UNKNOWN) {
-		snprintf(buf, size, "text locked (policy %s)", g->source);
-		return true;
-	}
-	snprintf(buf, size, "nothing locked yet (policy %s)", g->source);
-	return false;
+	snprintf(buf, size, "%s (policy %s)", rep->state, g->source);
+	return rep->protected_now;
 }
 
 struct section_rows {
@@ -459,9 +424,9 @@ static int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *
 {
 	struct bus *b = userdata;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-	struct lockset_unit_stat *ls = NULL;
+	_cleanup_free_ struct backend_unit_report *reps = NULL;
+	const struct backend_ops *ops;
 	struct groups gs;
-	size_t n_ls = 0;
 	void *state;
 	int r;
 
@@ -470,34 +435,38 @@ static int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *
 	r = manager_foreach_process(b->m, collect_process, &gs);
 	if (r < 0)
 		goto out;
-	if (is_lock_backend(b, &state)) {
-		r = lockset_unit_stats(backend_lock_lockset(state), &ls, &n_ls);
-		if (r < 0)
-			goto out;
+	reps = calloc(gs.n ?: 1, sizeof(*reps));
+	if (!reps) {
+		r = -ENOMEM;
+		goto out;
 	}
+	for (size_t i = 0; i < gs.n; i++)
+		reps[i] = (struct backend_unit_report){ .key = gs.g[i].key, .cgroup = gs.g[i].cgroup };
+	ops = manager_backend(b->m, &state);
+	r = ops->report_units(state, reps, gs.n);
+	if (r < 0)
+		goto out;
 	r = sd_bus_message_new_method_return(msg, &reply);
 	if (r >= 0)
 		r = sd_bus_message_open_container(reply, 'a', "(sssbsuttttt)");
 	for (size_t i = 0; r >= 0 && i < gs.n; i++) {
+		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
+		const char *key, *cgroup, *w;
 		struct figures f;
 		char why[512];
 		bool on;
 
-		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
-		const char *key, *cgroup, *w;
-
-		group_figures(b, &gs, &gs.g[i], ls, n_ls, &f);
-		on = group_state(b, &gs.g[i], &f, why, sizeof(why));
+		group_figures(b, &gs, &gs.g[i], &reps[i], &f);
+		on = group_state(b, &gs.g[i], &reps[i], why, sizeof(why));
 		key = bus_name(&bn, gs.g[i].key);
 		cgroup = bus_name(&bn, gs.g[i].cgroup);
 		w = bus_name(&bn, why);
-		r = bn.err ?: sd_bus_message_append(reply, "(sssbsuttttt)", key, cgroup,
-					  manager_backend(b->m, NULL)->name, on, w,
-					  (uint32_t)gs.g[i].n_pids, f.mapped, f.resident, f.locked,
-					  f.majflt, f.breaches);
+		r = bn.err ?: sd_bus_message_append(reply, "(sssbsuttttt)", key, cgroup, ops->name, on, w,
+						   (uint32_t)gs.g[i].n_pids, f.mapped, f.resident, f.locked,
+						   f.majflt, f.breaches);
 	}
 	if (r >= 0) {
-		struct section_rows sr = { reply, &gs, manager_backend(b->m, NULL)->name };
+		struct section_rows sr = { reply, &gs, ops->name };
 
 		r = units_foreach_section(b->units, append_section_row, &sr);
 	}
@@ -506,7 +475,6 @@ static int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *
 	if (r >= 0)
 		r = sd_bus_send(NULL, reply, NULL);
 out:
-	free(ls);
 	groups_done(&gs);
 	return r;
 }
@@ -617,7 +585,8 @@ static int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_err
 {
 	struct bus *b = userdata;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-	struct lockset_file_stat *fs = NULL;
+	struct backend_file_report *fs = NULL;
+	const struct backend_ops *ops;
 	struct groups gs;
 	struct libs ls = { 0 };
 	size_t n_fs = 0;
@@ -627,30 +596,26 @@ static int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_err
 	(void)error;
 	groups_init(&gs);
 	hashmap_init(&ls.index, hash_file, equal_file);
-	if (is_lock_backend(b, &state)) {
-		r = lockset_file_stats(backend_lock_lockset(state), &fs, &n_fs);
+	ops = manager_backend(b->m, &state);
+	if (ops->report_files) {
+		r = ops->report_files(state, &fs, &n_fs);
 		if (r < 0)
-			return r;
-		for (size_t i = 0; i < n_fs; i++) {
-			struct lib *n = realloc(ls.l, (ls.n + 1) * sizeof(*n));
-
-			if (!n) {
-				r = -ENOMEM;
-				goto out;
-			}
-			ls.l = n;
+			goto out;
+		ls.l = calloc(n_fs ?: 1, sizeof(*ls.l));
+		if (!ls.l) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < n_fs; i++)
 			ls.l[ls.n++] = (struct lib){
-				.path = strdup(fs[i].path ?: "?"),
-				.n_units = (uint32_t)fs[i].n_units,
-				.n_pids = (uint32_t)fs[i].n_pids,
+				.path = TAKE_PTR(fs[i].path),
+				.n_units = fs[i].n_units,
+				.n_pids = fs[i].n_pids,
 				.mapped = fs[i].mapped,
 				.resident = fs[i].resident,
 				.locked = fs[i].locked,
-				.state = fs[i].refusal != LOCK_REFUSAL_NONE ?
-						 lock_refusal_to_string(fs[i].refusal) :
-						 lock_range_state_to_string(fs[i].state),
+				.state = fs[i].state,
 			};
-		}
 	} else {
 		size_t sample_id = 0;
 
@@ -695,7 +660,7 @@ out:
 		free(ls.l[i].path);
 	free(ls.l);
 	hashmap_done(&ls.index);
-	free(fs);
+	backend_file_reports_free(fs, n_fs);
 	groups_done(&gs);
 	return r;
 }

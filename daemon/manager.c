@@ -576,7 +576,7 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 		f.latency_us = (long long)m->latency_us[(m->n_latency - 1) % LATENCY_SAMPLES];
 	log_event(LOG_INFO, MID_PROCESS_PROTECTED, &f,
 		  "%s pid %d (%s) in %s%s%s: policy %s, backend %s%s%s",
-		  m->args.dry_run || m->backend_ops == &backend_none_ops ? "would protect" : "protect",
+		  m->args.dry_run || m->backend_ops->observe_only ? "would protect" : "protect",
 		  (int)pid, t->exe, t->cgroup, t->unit ? ", unit " : "", strempty(t->unit),
 		  strna(t->source), m->backend_ops->name, r < 0 ? ", failed: " : "",
 		  r < 0 ? strerror(-r) : "");
@@ -1161,6 +1161,11 @@ const struct backend_ops *manager_backend(struct manager *m, void **ret_state)
 	if (ret_state)
 		*ret_state = m->backend;
 	return m->backend_ops;
+}
+
+bool manager_dry_run(const struct manager *m)
+{
+	return m->args.dry_run;
 }
 
 int manager_foreach_process(struct manager *m, manager_process_fn fn, void *userdata)

@@ -79,6 +79,8 @@ int manager_run(struct manager *m);
 sd_event *manager_event(struct manager *m);
 const struct policy *manager_policy(struct manager *m);
 const struct backend_ops *manager_backend(struct manager *m, void **ret_state);
+/* --dry-run: decide and report, change nothing. */
+bool manager_dry_run(const struct manager *m);
 /* The cgroup2 root and /proc the manager works on (fake trees in tests). */
 int manager_cgroup_root_fd(struct manager *m);
 int manager_proc_fd(struct manager *m);

@@ -124,3 +124,26 @@ ctl --timeout=2 status > "$T/gone.out" 2>&1
 [ $? = 3 ] || fail "status without the daemon: want exit 3"
 grep -q "execguardd is not running" "$T/gone.out" || fail "status without the daemon: $(cat "$T/gone.out")"
 pass "clean stop; execguardctl says the daemon is not running"
+
+# What each way of not changing anything says, from the backend's report.
+# unit_state [ARGS...]: restart the daemon with ARGS, one process of A,
+# and print its JSON row's "protected state".
+unit_state() {
+	start_daemon --cgroup-root="$T/cgroot" "$@"
+	wait_log "on the system bus as org.execguard.Manager1" 5 || fail "daemon did not take its bus name"
+	run_in "$S/$A" sleep 60
+	local p=$LAST_PID
+	wait_log "would protect pid $p " 10 || fail "pid $p not decided ($*)"
+	ctl --json status | python3 -c "
+import json, sys
+u = [x for x in json.load(sys.stdin)['units'] if x['unit'] == '$A']
+print(u[0]['protected'], u[0]['state'])"
+	kill "$p"
+	stop_daemon || fail "daemon exit status $?"
+}
+out=$(unit_state --dry-run)
+[ "$out" = "False dry run: would protect (policy web)" ] || fail "dry run: $out"
+sed -i 's/^\[Rule web\]/[Daemon]\nBackend=none\n&/' "$T/etc/execguard.conf"
+out=$(unit_state)
+[ "$out" = "False observed only, backend none (policy web)" ] || fail "backend none: $out"
+pass "dry run and backend none report what they would do, not protection"

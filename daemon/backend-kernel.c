@@ -85,7 +85,7 @@ static void save_owned(struct kstate *s)
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		if (fd >= 0)
 			close(fd);
-		log_warning("cannot save %s: %s", STATE_FILE, strerror(errno));
+		log_warning_errno(errno, "cannot save %s: %m", STATE_FILE);
 		return;
 	}
 	while ((e = hashmap_next(&s->cgroups, &i, e)))
@@ -93,7 +93,7 @@ static void save_owned(struct kstate *s)
 			fprintf(f, "%s\n", ((struct kcgroup *)e->value)->path);
 	if (fflush(f) != 0 || renameat(s->env->state_dir_fd, STATE_FILE ".tmp", s->env->state_dir_fd,
 				       STATE_FILE) < 0)
-		log_warning("cannot save %s: %s", STATE_FILE, strerror(errno));
+		log_warning_errno(errno, "cannot save %s: %m", STATE_FILE);
 }
 
 static int load_owned(struct kstate *s)
@@ -139,8 +139,8 @@ static int kernel_create(const struct backend_env *env, void **ret_state)
 	hashmap_init(&s->pids, hash_int, equal_int);
 	r = load_owned(s);
 	if (r < 0)
-		log_warning("cannot read %s: %s; files set by an earlier run are not cleared",
-			    STATE_FILE, strerror(-r));
+		log_warning_errno(r, "cannot read %s: %m; files set by an earlier run are not cleared",
+			    STATE_FILE);
 	else if (s->n_owned)
 		log_info("%u cgroups were set by an earlier run; those the policy no longer wants are cleared after the scan",
 			 s->n_owned);

@@ -36,11 +36,6 @@
 #include "util.h"
 
 /* Message ids of the lock backend's journal events (see the catalog). */
-#define MID_LOCK_SKIPPED "ce03c0fab0204417ac8eed8554222f11"	 /* not lockable, or cannot open */
-#define MID_LOCK_REFUSED "c9af7c06932d42f081a3abfc8a4ba504"	 /* over a budget */
-#define MID_LOCK_PRESSURE "e09ad4011cd8443281f7292085f86349"	 /* gave back / took again */
-#define MID_LOCK_MLOCK_FAILED "3362eb49aa7d43a5ba17ef4342bb2299" /* mlock() refused */
-#define MID_LOCK_SUMMARY "1a70be7815a34f32a1d17b71c4fffe62"	 /* per-unit figures */
 
 #define DEFAULT_RECHECK_SEC 10u
 #define DEFAULT_STALL_MS 100u

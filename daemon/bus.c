@@ -926,7 +926,7 @@ static int bus_connect(struct bus *b)
 	b->retry_usec = RETRY_MIN_USEC;
 	r = units_set_bus(b->units, bus);
 	if (r < 0)
-		log_warning("cannot watch systemd on the bus: %s", strerror(-r));
+		log_warning_errno(r, "cannot watch systemd on the bus: %m");
 	return 0;
 fail:
 	sd_bus_unref(bus);

@@ -7,9 +7,8 @@
 #pragma once
 
 #include "bus-names.h"
+#include "message-ids.h"
 
-/* Message id (catalog/execguard.catalog): bus connection lost or back. */
-#define MID_BUS "c6e29a1f4b8d4f53a7e0d2c91b5f3e84"
 
 struct manager;
 struct units;

@@ -216,7 +216,7 @@ static int start_bus(struct manager *m, struct units **ret_units, struct bus **r
 	if (r >= 0)
 		r = bus_new(m, *ret_units, ret_bus);
 	if (r < 0)
-		log_error("cannot set up the D-Bus interface: %s", strerror(-r));
+		log_error_errno(r, "cannot set up the D-Bus interface: %m");
 	return r;
 }
 

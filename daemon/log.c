@@ -78,7 +78,7 @@ static bool rate_limited(int priority)
 
 #define MAX_FIELDS 12
 
-static void send_journal(int priority, const char *message_id, const struct log_fields *f,
+static void send_journal(int priority, int error, const char *message_id, const struct log_fields *f,
 			 const char *msg)
 {
 	char buf[MAX_FIELDS][96];
@@ -105,6 +105,8 @@ static void send_journal(int priority, const char *message_id, const struct log_
 	ADD_FIXED("SYSLOG_IDENTIFIER=execguardd");
 	if (message_id)
 		ADD_FIXED("MESSAGE_ID=%s", message_id);
+	if (error)
+		ADD_FIXED("ERRNO=%d", error);
 	if (f) {
 		ADD_STR(unit, "EXECGUARD_UNIT", f->unit);
 		ADD_STR(cgroup, "EXECGUARD_CGROUP", f->cgroup);
@@ -126,23 +128,23 @@ static void send_journal(int priority, const char *message_id, const struct log_
 #undef ADD_STR
 }
 
-void log_event(int priority, const char *message_id, const struct log_fields *f,
-	       const char *fmt, ...)
+/* error: 0, or an errno (either sign, SYNTHETIC_ERRNO_FLAG allowed):
+ * errno is set to it while the message is formatted (%m). */
+static void log_eventv(int priority, int error, const char *message_id, const struct log_fields *f,
+		       const char *fmt, va_list ap)
 {
 	char msg[2048];
-	va_list ap;
-	int saved = errno;
+	int saved = errno, e = error < 0 ? -error : error;
 
 	if (priority > max_priority || rate_limited(priority)) {
 		errno = saved;
 		return;
 	}
-	va_start(ap, fmt);
+	errno = e ? e & ~SYNTHETIC_ERRNO_FLAG : saved;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
 
 	if (use_journal) {
-		send_journal(priority, message_id, f, msg);
+		send_journal(priority, e && !(e & SYNTHETIC_ERRNO_FLAG) ? e : 0, message_id, f, msg);
 	} else {
 		static const char *const level[] = { "emerg", "alert", "crit", "error",
 						     "warning", "notice", "info", "debug" };
@@ -153,4 +155,26 @@ void log_event(int priority, const char *message_id, const struct log_fields *f,
 			fprintf(stderr, "execguardd: %s\n", msg);
 	}
 	errno = saved;
+}
+
+void log_event(int priority, const char *message_id, const struct log_fields *f,
+	       const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_eventv(priority, 0, message_id, f, fmt, ap);
+	va_end(ap);
+}
+
+int log_event_errno(int priority, int error, const char *message_id, const struct log_fields *f,
+		    const char *fmt, ...)
+{
+	int e = (error < 0 ? -error : error) & ~SYNTHETIC_ERRNO_FLAG;
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_eventv(priority, error, message_id, f, fmt, ap);
+	va_end(ap);
+	return -e;
 }

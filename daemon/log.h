@@ -7,17 +7,8 @@
 #include <sys/types.h>
 #include <syslog.h>
 
-/* Message ids; the catalog (catalog/execguard.catalog) explains each. */
-#define MID_STARTED "6f1d3a0c9b5e4d2a8c7b1e0f3a2d4c5b"
-#define MID_STOPPING "0e8c2b4a6d1f4e3b9a5c7d8e1f2a3b4c"
-#define MID_POLICY_LOADED "a3c5e7f9b1d24f6a8c0e2b4d6f8a1c3e"
-#define MID_POLICY_REJECTED "d4e6f8a0c2b44d6e8f0a2c4e6b8d0f2a"
-#define MID_BACKEND "5b7d9f1a3c5e4b7d9f1a3c5e7b9d1f3a"
-#define MID_PROCESS_PROTECTED "8e0a2c4e6a8c4e0a2c4e6a8c0e2a4c6e"
-#define MID_CGROUP_PROTECTED "1c3e5a7c9e1b4c3e5a7c9e1b3d5f7a9c"
-#define MID_CGROUP_RELEASED "2d4f6b8d0f2c4d4f6b8d0f2c4e6a8b0d"
-#define MID_CGROUP_FAILED "3e5a7c9e1a3d4e5a7c9e1a3d5f7b9c1e"
-#define MID_OVERFLOW "4f6b8d0f2b4e4f6b8d0f2b4e6a8c0d2f"
+#include "message-ids.h"
+
 
 enum log_target {
 	LOG_TARGET_AUTO,
@@ -52,5 +43,17 @@ void log_event(int priority, const char *message_id, const struct log_fields *f,
 #define log_info(...) log_event(LOG_INFO, NULL, NULL, __VA_ARGS__)
 #define log_debug(...) log_event(LOG_DEBUG, NULL, NULL, __VA_ARGS__)
 
-/* log_error() then return r (a negative errno). */
-#define log_error_errno(r, ...) ({ log_error(__VA_ARGS__); (r); })
+/* As systemd's: log with errno set to the error, so that %m names it, and
+ * ERRNO= in the journal entry; returns -|error|, to be returned in turn.
+ * SYNTHETIC_ERRNO(E): the error is ours to report, not a failed call's
+ * (no ERRNO= field). */
+#define SYNTHETIC_ERRNO_FLAG (1 << 30)
+#define SYNTHETIC_ERRNO(e) (SYNTHETIC_ERRNO_FLAG | (e))
+int log_event_errno(int priority, int error, const char *message_id, const struct log_fields *f,
+		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+#define log_error_errno(error, ...) log_event_errno(LOG_ERR, (error), NULL, NULL, __VA_ARGS__)
+#define log_warning_errno(error, ...) log_event_errno(LOG_WARNING, (error), NULL, NULL, __VA_ARGS__)
+#define log_notice_errno(error, ...) log_event_errno(LOG_NOTICE, (error), NULL, NULL, __VA_ARGS__)
+#define log_info_errno(error, ...) log_event_errno(LOG_INFO, (error), NULL, NULL, __VA_ARGS__)
+#define log_debug_errno(error, ...) log_event_errno(LOG_DEBUG, (error), NULL, NULL, __VA_ARGS__)

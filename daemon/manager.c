@@ -327,7 +327,7 @@ static int protect_now(struct manager *m, struct tracked *t, struct look *l)
 	if (!m->backend_ops->cgroup_only) {
 		r = maps_read(l->proc_pid_fd, &m->use_procmap_query, &maps);
 		if (r < 0 && r != -ESRCH && r != -ENOENT)
-			log_debug("cannot read mappings of pid %d: %s", (int)t->pid, strerror(-r));
+			log_debug_errno(r, "cannot read mappings of pid %d: %m", (int)t->pid);
 	}
 	t->exec_bytes = exec_mappings_file_bytes(&maps);
 	target = (struct protect_target){
@@ -392,9 +392,11 @@ static char *strdup_or_null(const char *s)
  * limit reached, say, must not fill the journal. */
 static void report_examine_error(struct manager *m, pid_t pid, int r, const char *tracked_look)
 {
+	struct log_fields f = LOG_FIELDS_INIT;
+
 	m->n_examine_errors++;
 	if (tracked_look)
-		log_debug("protected pid %d: %s failed: %s; kept", (int)pid, tracked_look, strerror(-r));
+		log_debug_errno(r, "protected pid %d: %s failed: %m; kept", (int)pid, tracked_look);
 	/* Kept apart: a failure that costs a new process its protection is
 	 * other news than one that a protected process survives. */
 	int *last = tracked_look ? &m->last_relook_error : &m->last_examine_error;
@@ -402,12 +404,15 @@ static void report_examine_error(struct manager *m, pid_t pid, int r, const char
 	if (*last == r)
 		return;
 	*last = r;
+	f.pid = pid;
 	if (tracked_look)
-		log_error("cannot look at pid %d again: %s%s; it stays protected and is looked at again later",
-			  (int)pid, strerror(-r),
+		log_event_errno(LOG_ERR, r, MID_LOOK_FAILED, &f,
+				"cannot look at pid %d again: %m%s; it stays protected and is looked at again later",
+				(int)pid,
 			  r == -EMFILE ? " (one open file per protected process; raise LimitNOFILE=)" : "");
 	else
-		log_error("cannot look at pid %d: %s%s; not protected%s", (int)pid, strerror(-r),
+		log_event_errno(LOG_ERR, r, MID_LOOK_FAILED, &f, "cannot look at pid %d: %m%s; not protected%s",
+				(int)pid,
 			  r == -EMFILE ? " (one open file per protected process; raise LimitNOFILE=)" : "",
 			  r == -EMFILE || r == -ENFILE ? ", nor others until files are free again" : "");
 }
@@ -681,15 +686,15 @@ static int connector_open(struct manager *m)
 
 	fd = cnproc_open(m->args.receive_buffer ?: m->policy.daemon.receive_buffer);
 	if (fd < 0)
-		return log_error_errno(fd, "cannot open the proc connector: %s%s", strerror(-fd),
+		return log_error_errno(fd, "cannot open the proc connector: %m%s",
 				       fd == -EPROTONOSUPPORT ? " (kernel without CONFIG_PROC_EVENTS)" : "");
 	r = cnproc_subscribe(fd, m->cn_filtered, m->pin_by_proc_dir);
 	if (r < 0)
-		return log_error_errno(r, "cannot subscribe to the proc connector: %s%s", strerror(-r),
+		return log_error_errno(r, "cannot subscribe to the proc connector: %m%s",
 				       r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
 	r = sd_event_add_io(m->event, &m->cn_source, fd, EPOLLIN, on_connector, m);
 	if (r < 0)
-		return log_error_errno(r, "cannot watch the proc connector: %s", strerror(-r));
+		return log_error_errno(r, "cannot watch the proc connector: %m");
 	m->cn_fd = TAKE_FD(fd);
 	return 0;
 }
@@ -769,15 +774,14 @@ static int connector_drain(struct manager *m, int fd)
 		if (n == -EPERM)
 			continue; /* not from the kernel: ignore */
 		if (n < 0) {
-			log_error("proc connector receive failed: %s; opening a new socket and rescanning",
-				  strerror((int)-n));
+			log_error_errno((int)n, "proc connector receive failed: %m; opening a new socket and rescanning");
 			connector_reopen(m);
 			return -1;
 		}
 		m->n_datagrams++;
 		k = cnproc_decode(m->rx, (size_t)n, ev, ELEMENTSOF(ev));
 		if (k < 0) {
-			log_debug("malformed proc connector datagram: %s", strerror(-k));
+			log_debug_errno(k, "malformed proc connector datagram: %m");
 			continue;
 		}
 		for (int i = 0; i < k; i++) {
@@ -788,8 +792,7 @@ static int connector_drain(struct manager *m, int fd)
 				m->n_exit++;
 				handle_exit(m, &ev[i]);
 			} else if (ev[i].type == CNPROC_ACK && ev[i].err) {
-				log_warning("proc connector refused the subscription: %s",
-					    strerror((int)ev[i].err));
+				log_warning_errno((int)ev[i].err, "proc connector refused the subscription: %m");
 			}
 		}
 	}
@@ -1289,8 +1292,7 @@ static void raise_nofile_limit(void)
 		return;
 	rl.rlim_cur = rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-		log_warning("cannot raise the open file limit to %llu: %s", (unsigned long long)rl.rlim_max,
-			    strerror(errno));
+		log_warning_errno(errno, "cannot raise the open file limit to %llu: %m", (unsigned long long)rl.rlim_max);
 }
 
 int manager_new(const struct manager_args *args, struct manager **ret)
@@ -1320,8 +1322,7 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 	} else {
 		r = cgroup2_find_mount(NULL, &m->cgroup_root);
 		if (r < 0) {
-			log_error("no cgroup2 file system is mounted (looked in /proc/self/mountinfo): %s",
-				  strerror(-r));
+			log_error_errno(r, "no cgroup2 file system is mounted (looked in /proc/self/mountinfo): %m");
 			goto fail;
 		}
 	}
@@ -1434,8 +1435,7 @@ int manager_pick_backend(struct manager *m)
 	}
 	r = m->backend_ops->create(&m->env, &m->backend);
 	if (r < 0)
-		return log_error_errno(r, "cannot set up backend %s: %s", m->backend_ops->name,
-				       strerror(-r));
+		return log_error_errno(r, "cannot set up backend %s: %m", m->backend_ops->name);
 	m->backend_choice = want;
 	f.backend = m->backend_ops->name;
 	log_event(LOG_INFO, MID_BACKEND, &f, "backend %s%s, cgroup2 at %s", m->backend_ops->name,
@@ -1489,7 +1489,7 @@ int manager_drop_privileges(struct manager *m)
 	r = caps_keep_only(want, &kept, &bounding);
 	if (r < 0) {
 		/* Less safe, not broken: say so and go on. */
-		log_warning("cannot drop capabilities: %s%s; keeping %s", strerror(-r),
+		log_warning_errno(r, "cannot drop capabilities: %m%s; keeping %s",
 			    r == -EPERM ? " (a system call filter without capset?)" : "",
 			    caps_format(had, d, sizeof(d)));
 		return 0;
@@ -1508,7 +1508,7 @@ int manager_scan(struct manager *m)
 	int r = scan_all(m);
 
 	if (r < 0)
-		return log_error_errno(r, "cannot scan processes: %s", strerror(-r));
+		return log_error_errno(r, "cannot scan processes: %m");
 	if (m->backend_ops->scan_done)
 		m->backend_ops->scan_done(m->backend);
 	update_status(m, NULL);

@@ -320,8 +320,8 @@ static void entry_complete(struct unit_entry *e)
 		}
 		policy_done(&errors);
 		if (r < 0) {
-			log_error("cannot read the unit files of %s: %s; deciding without its section",
-				  e->name, strerror(-r));
+			log_error_errno(r, "cannot read the unit files of %s: %m; deciding without its section",
+				  e->name);
 			e->failed = true;
 			u->n_failed++;
 		}
@@ -519,7 +519,7 @@ int units_lookup(void *userdata, const char *unit, pid_t pid, uint64_t exec_ts, 
 	if (!entry_pending(e)) {
 		r = entry_ask(e);
 		if (r < 0) {
-			log_debug("cannot ask systemd about %s: %s", unit, strerror(-r));
+			log_debug_errno(r, "cannot ask systemd about %s: %m", unit);
 			return e->known ? entry_answer(e, ret, ret_source) : 0;
 		}
 	}

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "message-ids.h"
 #include "policy.h"
 #include "unit-files.h"
 
@@ -17,9 +18,6 @@ typedef struct sd_bus sd_bus;
 struct manager;
 struct units;
 
-/* Message ids (catalog/execguard.catalog). */
-#define MID_UNIT_SECTION_INVALID "7a41c2e95f3b4d08b6e1a9c3d5f70812"
-#define MID_UNIT_LOOKUP "b2d84f1e6a9c4e37a0c5d8e2f4b61a93"
 
 /* The daemon side: a cache per unit, filled over the bus. */
 int units_new(struct manager *m, struct units **ret);

@@ -62,7 +62,7 @@ journal_has_decision() {
 import json, sys
 for line in sys.stdin:
     e = json.loads(line)
-    if e.get("MESSAGE_ID") == "8e0a2c4e6a8c4e0a2c4e6a8c0e2a4c6e" and e.get("EXECGUARD_UNIT") == "eg-web.service" \
+    if e.get("MESSAGE_ID") == "50b784bed84f4250a162468145a7454e" and e.get("EXECGUARD_UNIT") == "eg-web.service" \
        and e.get("EXECGUARD_PID") and e.get("EXECGUARD_EXE") and e.get("EXECGUARD_BACKEND") == "kernel" \
        and e.get("EXECGUARD_CGROUP") == "/system.slice/eg-web.service":
         sys.exit(0)

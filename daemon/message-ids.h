@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Every MESSAGE_ID execguardd logs, in one place: each made with
+ * "systemd-id128 new" and explained in catalog/execguard.catalog (the
+ * docs test checks both ways). Tests match on these, not on wording. */
+#pragma once
+
+/* the daemon started and is ready */
+#define MID_STARTED "828ca2b1d17148729427a9684d5ad39a"
+/* stopping: every protection it set is released */
+#define MID_STOPPING "deb203f5dffb48f5a43f9f800a7a208f"
+/* the policy was loaded or reloaded */
+#define MID_POLICY_LOADED "7496597f136c46328e356b8b1861a266"
+/* a policy with errors: FILE:LINE each */
+#define MID_POLICY_REJECTED "f5c06f93b818408fa067d7776829830a"
+/* which backend protects, and why */
+#define MID_BACKEND "ae47f6c999684d2d89235c509b74e9e4"
+/* a process is protected (or would be) */
+#define MID_PROCESS_PROTECTED "50b784bed84f4250a162468145a7454e"
+/* memory.exec_protect set on a cgroup */
+#define MID_CGROUP_PROTECTED "3ac5020a42c1419b9f43133f6ef64c51"
+/* memory.exec_protect cleared */
+#define MID_CGROUP_RELEASED "231a117629cb4d4688d80a7b831b586a"
+/* memory.exec_protect could not be written */
+#define MID_CGROUP_FAILED "f7e95756d618466089df0552534f5360"
+/* proc connector events lost; rescanning */
+#define MID_OVERFLOW "326ebaaed3ad491e813515c062095352"
+/* the system bus lost or back */
+#define MID_BUS "fc4d5a4388f241a7b7289c0b26998572"
+/* a unit file's [X-ExecGuard] section has errors */
+#define MID_UNIT_SECTION_INVALID "9a4a01ad62584392ac81466311b03363"
+/* reading units' sections from systemd: on, off, failed */
+#define MID_UNIT_LOOKUP "b76dfe72c93c4efc87c23e5461e3c48e"
+/* lock backend: a file not lockable, or cannot be opened */
+#define MID_LOCK_SKIPPED "ce03c0fab0204417ac8eed8554222f11"
+/* lock backend: a range over a budget */
+#define MID_LOCK_REFUSED "c9af7c06932d42f081a3abfc8a4ba504"
+/* lock backend: gave back under memory pressure, or took again */
+#define MID_LOCK_PRESSURE "e09ad4011cd8443281f7292085f86349"
+/* lock backend: mlock() refused */
+#define MID_LOCK_MLOCK_FAILED "3362eb49aa7d43a5ba17ef4342bb2299"
+/* lock backend: a unit's figures */
+#define MID_LOCK_SUMMARY "1a70be7815a34f32a1d17b71c4fffe62"
+/* a process could not be looked at (EMFILE...): not protected, or kept as it was */
+#define MID_LOOK_FAILED "78f1e4aed68d47459ee37534a9f7796d"

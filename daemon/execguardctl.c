@@ -47,6 +47,7 @@ static void help(void)
 	       "                         one under /etc, /run and /usr/lib/systemd/system);\n"
 	       "                         needs no daemon\n"
 	       "  reload                 Reload the policy; prints the errors if it is rejected\n"
+	       "  keys                   Every policy key, per section, and what it does\n"
 	       "\n"
 	       "Options:\n"
 	       "  -h --help              Show this help\n"
@@ -715,6 +716,30 @@ static int parse_argv(int argc, char **argv)
 	return 1;
 }
 
+/* keys: what the parser accepts, from its own table. */
+static int cmd_keys(void)
+{
+	const struct policy_key_info *k;
+	size_t n = policy_keys(&k);
+
+	if (arg_json)
+		putchar('[');
+	for (size_t i = 0; i < n; i++) {
+		if (arg_json) {
+			printf("%s{", i ? "," : "");
+			json_key("section", true), json_string(k[i].section);
+			json_key("key", false), json_string(k[i].key);
+			json_key("help", false), json_string(k[i].help);
+			putchar('}');
+		} else {
+			printf("[%s] %s= %s\n", k[i].section, k[i].key, k[i].help);
+		}
+	}
+	if (arg_json)
+		puts("]");
+	return EXIT_OK;
+}
+
 static int dispatch(int argc, char **argv)
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -723,6 +748,13 @@ static int dispatch(int argc, char **argv)
 
 	if (streq(verb, "check-config"))
 		return cmd_check_config(argv + 1);
+	if (streq(verb, "keys")) {
+		if (argc != 1) {
+			fprintf(stderr, "execguardctl: keys takes no arguments\n");
+			return EXIT_USAGE;
+		}
+		return cmd_keys();
+	}
 	if (!streq(verb, "status") && !streq(verb, "libs") && !streq(verb, "explain") &&
 	    !streq(verb, "reload")) {
 		fprintf(stderr, "execguardctl: unknown command '%s' (see --help)\n", verb);

@@ -5,6 +5,7 @@
 #include <ini.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
@@ -19,17 +20,7 @@
 #define LIST_LINE_MAX_BYTES 16384
 #define MAX_GLOBS 1024
 
-/* Keys whose repeated assignments append, an empty one resetting the
- * list, as systemd's list settings do. */
-static bool is_list_key(const char *name, size_t len)
-{
-	static const char *const keys[] = { "MatchUnit", "MatchCgroup", "MatchExe" };
-
-	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
-		if (strlen(keys[i]) == len && memcmp(keys[i], name, len) == 0)
-			return true;
-	return false;
-}
+static bool is_list_key(const char *name, size_t len);
 
 static const char *const backend_names[] = {
 	[BACKEND_AUTO] = "auto",
@@ -552,100 +543,171 @@ static int parse_rescan_delays(const char *value, struct daemon_settings *d)
 	return 0;
 }
 
-static int handle_daemon_key(struct parse_state *st, const char *name, const char *value)
-{
-	struct daemon_settings *d = &st->p->daemon;
-	unsigned u;
-	int r;
+/* Every key, in one table: where it is accepted, how its value is read,
+ * and the words for a bad value. The parser, "check-config --list-keys"
+ * and the docs test all use it. */
 
-	if (streq(name, "Backend")) {
-		r = backend_choice_from_string(value);
-		if (r < 0)
-			return BAD_VALUE(st, name, value, "auto, kernel, lock or none");
-		d->backend = (enum backend_choice)r;
-	} else if (streq(name, "RescanDelaysMSec")) {
-		if (parse_rescan_delays(value, d) < 0)
-			return BAD_VALUE(st, name, value,
-					 "up to 8 rising delays in milliseconds (1..600000), e.g. 20 200 1000");
-	} else if (streq(name, "ReceiveBufferBytes")) {
-		if (parse_uint(value, 65536, 1U << 30, &u) < 0)
-			return BAD_VALUE(st, name, value, "bytes from 65536 to 1073741824");
-		d->receive_buffer = (int)u;
-	} else if (streq(name, "ExecBatchMSec")) {
-		if (parse_uint(value, 0, 1000, &d->exec_batch_ms) < 0)
-			return BAD_VALUE(st, name, value, "milliseconds from 0 (at once) to 1000");
-	} else if (streq(name, "LockBudget")) {
-		if (parse_budget(value, &d->lock_budget) < 0)
-			return BAD_VALUE(st, name, value, "bytes (K, M, G, T suffix) or a percentage of RAM");
-	} else if (streq(name, "LockRecheckSec")) {
-		if (parse_uint(value, 1, 3600, &d->lock_recheck_sec) < 0)
-			return BAD_VALUE(st, name, value, "seconds from 1 to 3600");
-	} else if (streq(name, "PressureStallMSec")) {
-		if (parse_uint(value, 1, 10000, &d->pressure_stall_ms) < 0)
-			return BAD_VALUE(st, name, value, "milliseconds from 1 to 10000");
-	} else if (streq(name, "PressureWindowMSec")) {
-		if (parse_uint(value, 500, 10000, &d->pressure_window_ms) < 0)
-			return BAD_VALUE(st, name, value, "milliseconds from 500 to 10000");
-	} else if (streq(name, "PressureRecoverSec")) {
-		if (parse_uint(value, 1, 86400, &d->pressure_recover_sec) < 0)
-			return BAD_VALUE(st, name, value, "seconds from 1 to 86400");
-	} else if (streq(name, "PressureReserve")) {
-		if (parse_budget(value, &d->pressure_reserve) < 0)
-			return BAD_VALUE(st, name, value,
-					 "bytes (K, M, G, T suffix) or a percentage (of RAM, or of a cgroup's memory limit)");
-	} else {
-		return policy_add_error(st->p, st->file, st->line,
-					"unknown key %s in [Daemon]; expected Backend, RescanDelaysMSec, ReceiveBufferBytes, ExecBatchMSec, LockBudget, LockRecheckSec, PressureStallMSec, PressureWindowMSec, PressureRecoverSec or PressureReserve",
-					name);
-	}
-	if (streq(name, "PressureStallMSec") || streq(name, "PressureWindowMSec"))
-		st->pressure_line = st->line;
-	return 0;
+enum key_kind {
+	KEY_UINT,	     /* unsigned in [min, max] */
+	KEY_INT,	     /* the same, stored in an int */
+	KEY_BUDGET,	     /* bytes (K/M/G/T) or a percentage */
+	KEY_BOOLEAN,	     /* yes/no, stored in an int (-1 unset) */
+	KEY_BACKEND,	     /* enum backend_choice */
+	KEY_DELAYS,	     /* rising millisecond delays */
+	KEY_GLOBS,	     /* Match*: globs, repeated assignments append */
+};
+
+enum { IN_DAEMON = 1, IN_RULE = 2, IN_UNIT = 4 };
+
+struct policy_key {
+	const char *name;
+	unsigned sections;
+	enum key_kind kind;
+	size_t offset; /* into daemon_settings, rule_settings or rule */
+	unsigned min, max;
+	const char *expected; /* "invalid KEY=VALUE; expected ..." */
+	const char *help;
+};
+
+#define D(f) offsetof(struct daemon_settings, f)
+#define S(f) offsetof(struct rule_settings, f)
+#define R(f) offsetof(struct rule, f)
+static const struct policy_key keys[] = {
+	{ "Backend", IN_DAEMON, KEY_BACKEND, D(backend), 0, 0, "auto, kernel, lock or none",
+	  "how to protect: the kernel's memory.exec_protect, page locking, or observe only" },
+	{ "RescanDelaysMSec", IN_DAEMON, KEY_DELAYS, 0, 1, 600000,
+	  "up to 8 rising delays in milliseconds (1..600000), e.g. 20 200 1000",
+	  "when a new process is looked at again after its exec (libraries mapped by then)" },
+	{ "ReceiveBufferBytes", IN_DAEMON, KEY_INT, D(receive_buffer), 65536, 1U << 30,
+	  "bytes from 65536 to 1073741824", "the proc connector socket's receive buffer" },
+	{ "ExecBatchMSec", IN_DAEMON, KEY_UINT, D(exec_batch_ms), 0, 1000,
+	  "milliseconds from 0 (at once) to 1000", "exec events gathered this long and looked at in one go" },
+	{ "LockBudget", IN_DAEMON, KEY_BUDGET, D(lock_budget), 0, 0,
+	  "bytes (K, M, G, T suffix) or a percentage of RAM", "lock backend: all locked text together" },
+	{ "LockRecheckSec", IN_DAEMON, KEY_UINT, D(lock_recheck_sec), 1, 3600, "seconds from 1 to 3600",
+	  "protected processes are looked at again this often (later mappings, moves)" },
+	{ "PressureStallMSec", IN_DAEMON, KEY_UINT, D(pressure_stall_ms), 1, 10000,
+	  "milliseconds from 1 to 10000", "lock backend: PSI stall per window that starts the watch" },
+	{ "PressureWindowMSec", IN_DAEMON, KEY_UINT, D(pressure_window_ms), 500, 10000,
+	  "milliseconds from 500 to 10000", "lock backend: the PSI window" },
+	{ "PressureRecoverSec", IN_DAEMON, KEY_UINT, D(pressure_recover_sec), 1, 86400,
+	  "seconds from 1 to 86400", "lock backend: calm time before locking again after giving back" },
+	{ "PressureReserve", IN_DAEMON, KEY_BUDGET, D(pressure_reserve), 0, 0,
+	  "bytes (K, M, G, T suffix) or a percentage (of RAM, or of a cgroup's memory limit)",
+	  "lock backend: give back only below this much memory left" },
+	{ "MatchUnit", IN_RULE, KEY_GLOBS, R(match_unit), 0, 0, NULL, "globs of systemd unit names" },
+	{ "MatchCgroup", IN_RULE, KEY_GLOBS, R(match_cgroup), 0, 0, NULL, "globs of cgroup2 paths, from /" },
+	{ "MatchExe", IN_RULE, KEY_GLOBS, R(match_exe), 0, 0, NULL, "globs of executable paths" },
+	{ "Protect", IN_RULE | IN_UNIT, KEY_BOOLEAN, S(protect), 0, 0, "yes or no",
+	  "keep the program text of the matching processes in memory" },
+	{ "LockBudget", IN_RULE | IN_UNIT, KEY_BUDGET, S(lock_budget), 0, 0,
+	  "bytes (K, M, G, T suffix) or a percentage of RAM", "lock backend: at most this much for the unit" },
+};
+#undef D
+#undef S
+#undef R
+
+static const struct policy_key *find_key(const char *name, unsigned section)
+{
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		if ((keys[i].sections & section) && streq(keys[i].name, name))
+			return &keys[i];
+	return NULL;
 }
 
-/* Keys a rule and a unit's own section share. */
-static int handle_settings_key(struct parse_state *st, struct rule_settings *s,
-			       const char *section, const char *name, const char *value)
+static bool is_list_key(const char *name, size_t len)
 {
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		if (keys[i].kind == KEY_GLOBS && strlen(keys[i].name) == len &&
+		    memcmp(keys[i].name, name, len) == 0)
+			return true;
+	return false;
+}
+
+/* "A, B or C": the keys of a section, for "unknown key" errors. */
+static void keys_expected(unsigned section, char *buf, size_t size)
+{
+	size_t n = 0, k = 0, o = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+		n += (keys[i].sections & section) != 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < ELEMENTSOF(keys) && o < size; i++) {
+		if (!(keys[i].sections & section))
+			continue;
+		k++;
+		o += (size_t)snprintf(buf + o, size - o, "%s%s", k == 1 ? "" : k == n ? " or " : ", ",
+				      keys[i].name);
+	}
+}
+
+size_t policy_keys(const struct policy_key_info **ret)
+{
+	static struct policy_key_info info[ELEMENTSOF(keys) + 2];
+	static size_t n;
+
+	if (!n)
+		for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+			for (unsigned sec = IN_DAEMON; sec <= IN_UNIT; sec <<= 1)
+				if (keys[i].sections & sec && n < ELEMENTSOF(info))
+					info[n++] = (struct policy_key_info){
+						.section = sec == IN_DAEMON ? "Daemon" :
+							   sec == IN_RULE   ? "Rule NAME" :
+									      "X-ExecGuard",
+						.key = keys[i].name,
+						.help = keys[i].help,
+					};
+	*ret = info;
+	return n;
+}
+
+static int parse_key_value(struct parse_state *st, const struct policy_key *k, const char *value,
+			   void *base)
+{
+	void *target = (char *)base + k->offset;
 	int r;
 
-	if (streq(name, "Protect")) {
+	switch (k->kind) {
+	case KEY_UINT:
+		r = parse_uint(value, k->min, k->max, target);
+		break;
+	case KEY_INT: {
+		unsigned u;
+
+		r = parse_uint(value, k->min, k->max, &u);
+		if (r >= 0)
+			*(int *)target = (int)u;
+		break;
+	}
+	case KEY_BUDGET:
+		r = parse_budget(value, target);
+		break;
+	case KEY_BOOLEAN:
 		r = parse_boolean(value);
-		if (r < 0)
-			return BAD_VALUE(st, name, value, "yes or no");
-		s->protect = r;
-		return 0;
+		if (r >= 0)
+			*(int *)target = r;
+		break;
+	case KEY_BACKEND:
+		r = backend_choice_from_string(value);
+		if (r >= 0)
+			*(enum backend_choice *)target = (enum backend_choice)r;
+		break;
+	case KEY_DELAYS:
+		r = parse_rescan_delays(value, base);
+		break;
+	default:
+		r = -EINVAL;
+		break;
 	}
-	if (streq(name, "LockBudget")) {
-		if (parse_budget(value, &s->lock_budget) < 0)
-			return BAD_VALUE(st, name, value, "bytes (K, M, G, T suffix) or a percentage of RAM");
-		return 0;
-	}
-	return policy_add_error(st->p, st->file, st->line, "unknown key %s in [%s]; expected %s",
-				name, section,
-				st->section == SECTION_RULE ?
-					"MatchUnit, MatchCgroup, MatchExe, Protect or LockBudget" :
-					"Protect or LockBudget");
+	return r < 0 ? BAD_VALUE(st, k->name, value, k->expected) : 0;
 }
 
-static int handle_rule_key(struct parse_state *st, const char *name, const char *value)
+static int handle_globs(struct parse_state *st, const struct policy_key *k, const char *value)
 {
-	char ***target = NULL;
+	char ***target = (char ***)((char *)st->rule + k->offset);
 	size_t first = 0;
 	int r;
 
-	if (streq(name, "MatchUnit"))
-		target = &st->rule->match_unit;
-	else if (streq(name, "MatchCgroup"))
-		target = &st->rule->match_cgroup;
-	else if (streq(name, "MatchExe"))
-		target = &st->rule->match_exe;
-	if (!target) {
-		char section[INI_MAX_LINE + 8];
-
-		snprintf(section, sizeof(section), "Rule %s", st->rule->name);
-		return handle_settings_key(st, &st->rule->settings, section, name, value);
-	}
 	while (*target && (*target)[first])
 		first++;
 	r = append_globs(value, target);
@@ -654,16 +716,46 @@ static int handle_rule_key(struct parse_state *st, const char *name, const char 
 	if (r < 0) {
 		st->cont_pos = NULL; /* the rest of the line: said once */
 		return policy_add_error(st->p, st->file, st->line,
-					"too many patterns in %s= of [Rule %s]; at most %d", name,
+					"too many patterns in %s= of [Rule %s]; at most %d", k->name,
 					st->rule->name, MAX_GLOBS);
 	}
-	if (streq(name, "MatchCgroup") && *target)
+	if (streq(k->name, "MatchCgroup") && *target)
 		for (char **g = *target + first; *g; g++)
 			if ((*g)[0] != '/' && (*g)[0] != '*')
 				return policy_add_error(st->p, st->file, st->line,
 							"invalid MatchCgroup=%s; cgroup paths start with '/' (e.g. /system.slice/*)",
 							*g);
 	return 0;
+}
+
+static int handle_key(struct parse_state *st, const char *name, const char *value)
+{
+	unsigned section = st->section == SECTION_DAEMON ? IN_DAEMON :
+			   st->section == SECTION_RULE	 ? IN_RULE :
+							   IN_UNIT;
+	const struct policy_key *k = find_key(name, section);
+	char expected[512];
+	int r;
+
+	if (!k) {
+		keys_expected(section, expected, sizeof(expected));
+		if (section == IN_RULE)
+			return policy_add_error(st->p, st->file, st->line,
+						"unknown key %s in [Rule %s]; expected %s", name,
+						st->rule->name, expected);
+		return policy_add_error(st->p, st->file, st->line, "unknown key %s in [%s]; expected %s",
+					name, section == IN_DAEMON ? "Daemon" : "X-ExecGuard", expected);
+	}
+	if (k->kind == KEY_GLOBS)
+		return handle_globs(st, k, value);
+	r = parse_key_value(st, k, value,
+			    section == IN_DAEMON ? (void *)&st->p->daemon :
+			    section == IN_RULE	 ? (void *)&st->rule->settings :
+						   (void *)st->unit);
+	if (r == 0 && section == IN_DAEMON &&
+	    (streq(name, "PressureStallMSec") || streq(name, "PressureWindowMSec")))
+		st->pressure_line = st->line;
+	return r;
 }
 
 static int on_key(void *user, const char *section, const char *name, const char *value)
@@ -681,13 +773,9 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	}
 	switch (st->section) {
 	case SECTION_DAEMON:
-		r = handle_daemon_key(st, name, value);
-		break;
 	case SECTION_RULE:
-		r = handle_rule_key(st, name, value);
-		break;
 	case SECTION_UNIT:
-		r = handle_settings_key(st, st->unit, "X-ExecGuard", name, value);
+		r = handle_key(st, name, value);
 		break;
 	default:
 		r = 0;

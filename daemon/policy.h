@@ -128,3 +128,13 @@ int policy_add_error(struct policy *p, const char *file, unsigned line, const ch
 
 /* Print every policy error as file:line: message; the count. */
 size_t policy_print_errors(const struct policy *p, FILE *f);
+
+/* The keys the parser accepts, one entry per section that takes it, in
+ * the order of the parser's table (execguardctl check-config --list-keys,
+ * the docs test). */
+struct policy_key_info {
+	const char *section; /* "Daemon", "Rule NAME", "X-ExecGuard" */
+	const char *key;
+	const char *help;
+};
+size_t policy_keys(const struct policy_key_info **ret);

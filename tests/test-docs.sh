@@ -27,8 +27,11 @@ for c in $("$EXECGUARDCTL" --help | sed -n '/^Commands:/,/^$/p' | grep -oE '^  [
 	grep -qF -- "*$c*" "$SRC/man/execguardctl.1.scd" || miss execguardctl.1.scd "command $c"
 done
 
-# Policy keys: the names policy.c compares against (but the section name).
-for k in $(grep -oE 'streq\(name, "[A-Za-z]+"\)' "$SRC/daemon/policy.c" | grep -oE '"[A-Za-z]+"' | tr -d '"' | grep -vx Daemon | sort -u); do
+# Policy keys: what the parser's own table accepts (execguardctl keys).
+keys=$("$EXECGUARDCTL" --json keys) || { echo "FAIL: execguardctl keys"; bad=1; }
+[ "$(python3 -c 'import json, sys; print(len(json.load(sys.stdin)))' <<<"$keys")" -ge 10 ] ||
+	{ echo "FAIL: execguardctl keys lists too few keys: $keys"; bad=1; }
+for k in $(python3 -c 'import json, sys; print(" ".join(sorted({k["key"] for k in json.load(sys.stdin)})))' <<<"$keys"); do
 	grep -qF -- "*$k=*" "$SRC/man/execguard.conf.5.scd" || miss execguard.conf.5.scd "key $k="
 done
 for s in '[Daemon]' '[Rule NAME]' '[X-ExecGuard]'; do

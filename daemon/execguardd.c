@@ -38,7 +38,7 @@ static void help(void)
 	       "     --state-dir=DIR      Where to remember the cgroups it set, so a restart\n"
 	       "                          after a crash can clear them (default /run/execguard)\n"
 	       "     --receive-buffer=BYTES  Proc connector socket buffer (default from policy)\n"
-	       "     --log-target=TARGET  auto, journal or stderr (default auto)\n"
+	       "     --log-target=TARGET  auto, journal, stderr or stderr-fields (default auto)\n"
 	       "     --log-level=LEVEL    err, warning, notice, info or debug (default info)\n"
 	       "  -v --verbose            Same as --log-level=debug\n"
 	       "\n"
@@ -155,8 +155,11 @@ static int parse_argv(int argc, char **argv, struct options *o)
 				o->log_target = LOG_TARGET_JOURNAL;
 			else if (streq(optarg, "stderr"))
 				o->log_target = LOG_TARGET_STDERR;
+			else if (streq(optarg, "stderr-fields"))
+				o->log_target = LOG_TARGET_STDERR_FIELDS;
 			else {
-				fprintf(stderr, "execguardd: --log-target=%s: expected auto, journal or stderr\n", optarg);
+				fprintf(stderr, "execguardd: --log-target=%s: expected auto, journal, stderr or stderr-fields\n",
+					optarg);
 				return -EINVAL;
 			}
 			break;

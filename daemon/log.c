@@ -11,7 +11,7 @@
 #define RATE_BURST 500
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
 
-static bool use_journal;
+static bool use_journal, stderr_fields;
 static int max_priority = LOG_INFO;
 static unsigned long long rate_start;
 static unsigned rate_count, rate_dropped;
@@ -35,6 +35,7 @@ void log_setup(enum log_target target, int maxp)
 {
 	use_journal = target == LOG_TARGET_JOURNAL ||
 		      (target == LOG_TARGET_AUTO && stderr_is_journal());
+	stderr_fields = target == LOG_TARGET_STDERR_FIELDS;
 	max_priority = maxp;
 }
 
@@ -128,6 +129,50 @@ static void send_journal(int priority, int error, const char *message_id, const 
 #undef ADD_STR
 }
 
+/* " [MESSAGE_ID=... EXECGUARD_...=... ERRNO=...]", as the journal gets
+ * them; values with spaces are quoted the shell's way. */
+static void format_fields(char *buf, size_t size, int error, const char *message_id,
+			  const struct log_fields *f)
+{
+	size_t o = 0;
+
+#define FIELD(...)                                                                           \
+	do {                                                                                 \
+		if (o < size)                                                                \
+			o += (size_t)snprintf(buf + o, size - o, "%s", o ? " " : " [");     \
+		if (o < size)                                                                \
+			o += (size_t)snprintf(buf + o, size - o, __VA_ARGS__);               \
+	} while (0)
+	if (message_id)
+		FIELD("MESSAGE_ID=%s", message_id);
+	if (error)
+		FIELD("ERRNO=%d", error);
+	if (f) {
+		if (f->unit)
+			FIELD("EXECGUARD_UNIT='%s'", f->unit);
+		if (f->cgroup)
+			FIELD("EXECGUARD_CGROUP='%s'", f->cgroup);
+		if (f->exe)
+			FIELD("EXECGUARD_EXE='%s'", f->exe);
+		if (f->backend)
+			FIELD("EXECGUARD_BACKEND=%s", f->backend);
+		if (f->pid > 0)
+			FIELD("EXECGUARD_PID=%d", (int)f->pid);
+		if (f->bytes >= 0)
+			FIELD("EXECGUARD_BYTES=%lld", f->bytes);
+		if (f->latency_us >= 0)
+			FIELD("EXECGUARD_LATENCY_USEC=%lld", f->latency_us);
+	}
+#undef FIELD
+	if (o && o < size - 1) {
+		buf[o++] = ']';
+		buf[o] = '\0';
+	} else if (o) {
+		buf[size - 2] = ']';
+		buf[size - 1] = '\0';
+	}
+}
+
 /* error: 0, or an errno (either sign, SYNTHETIC_ERRNO_FLAG allowed):
  * errno is set to it while the message is formatted (%m). */
 static void log_eventv(int priority, int error, const char *message_id, const struct log_fields *f,
@@ -149,10 +194,15 @@ static void log_eventv(int priority, int error, const char *message_id, const st
 		static const char *const level[] = { "emerg", "alert", "crit", "error",
 						     "warning", "notice", "info", "debug" };
 
+		char fields[1024] = "";
+
+		if (stderr_fields)
+			format_fields(fields, sizeof(fields), e && !(e & SYNTHETIC_ERRNO_FLAG) ? e : 0, message_id,
+				      f);
 		if (priority <= LOG_WARNING)
-			fprintf(stderr, "execguardd: %s: %s\n", level[priority & 7], msg);
+			fprintf(stderr, "execguardd: %s: %s%s\n", level[priority & 7], msg, fields);
 		else
-			fprintf(stderr, "execguardd: %s\n", msg);
+			fprintf(stderr, "execguardd: %s%s\n", msg, fields);
 	}
 	errno = saved;
 }

@@ -14,6 +14,9 @@ enum log_target {
 	LOG_TARGET_AUTO,
 	LOG_TARGET_JOURNAL,
 	LOG_TARGET_STDERR,
+	/* stderr, each line followed by its structured fields:
+	 * " [MESSAGE_ID=... EXECGUARD_PID=... ERRNO=...]" (tests, scripts). */
+	LOG_TARGET_STDERR_FIELDS,
 };
 
 struct log_fields {

@@ -68,7 +68,7 @@ write_conf() {
 DAEMON_WRAP=()
 READY_SECS=10
 start_daemon() {
-	"${DAEMON_WRAP[@]}" "$EXECGUARDD" -c "$T/etc/execguard.conf" --log-target=stderr "$@" > "$T/daemon.log" 2>&1 &
+	"${DAEMON_WRAP[@]}" "$EXECGUARDD" -c "$T/etc/execguard.conf" --log-target=stderr-fields "$@" > "$T/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	wait_log "ready:" "$READY_SECS" || fail "daemon did not become ready"
 }
@@ -102,6 +102,34 @@ wait_until() {
 		sleep 0.05
 	done
 	"$@"
+}
+
+# mid NAME: the MESSAGE_ID of MID_NAME, from daemon/message-ids.h.
+mid() {
+	sed -n "s/^#define MID_$1 \"\([0-9a-f]*\)\"$/\1/p" "$(dirname "${BASH_SOURCE[0]}")/../../daemon/message-ids.h"
+}
+
+# has_event NAME FIELD=VALUE...: a daemon log line (--log-target=
+# stderr-fields) with that MESSAGE_ID and those fields; values as logged
+# (strings quoted: EXECGUARD_CGROUP="'/a'").
+has_event() {
+	local id f line
+	id=$(mid "$1") || return 1
+	[ -n "$id" ] || { echo "no MID_$1 in message-ids.h" >&2; return 1; }
+	shift
+	while IFS= read -r line; do
+		for f in "$@"; do
+			[[ "$line" == *" $f"[\ \]]* ]] || continue 2
+		done
+		return 0
+	done < <(grep -F "MESSAGE_ID=$id" "$T/daemon.log")
+	return 1
+}
+# wait_event SECONDS NAME FIELD=VALUE...: until has_event.
+wait_event() {
+	local secs=$1
+	shift
+	wait_until "$secs" has_event "$@"
 }
 
 # wait_log PATTERN [SECONDS]: grep -E on the daemon log until it matches.

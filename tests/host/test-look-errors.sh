@@ -30,34 +30,34 @@ mkfifo "$T/go"
 # Protected as sh; execs sleep when the test writes to the fifo.
 run_in "$A" sh -c 'read x < "$0"; exec sleep 600' "$T/go"
 p=$LAST_PID
-wait_log "protect pid $p " 10 || fail "no decision for pid $p"
+wait_event 10 PROCESS_PROTECTED EXECGUARD_PID=$p || fail "no decision for pid $p"
 [ "$(file_value "$A")" = 1 ] || fail "/$A not set"
 
 nofile=$(prlimit --pid "$DAEMON_PID" --nofile --noheadings --output SOFT,HARD)
 open=$(ls "/proc/$DAEMON_PID/fd" | wc -l)
 prlimit --pid "$DAEMON_PID" --nofile="$open:${nofile##* }" || fail "prlimit failed"
 # The later-look round runs every second: it meets EMFILE.
-wait_log "cannot look at pid $p again: Too many open files" 10 ||
-	fail "no look failed with EMFILE (or it was not reported as one)"
+wait_event 10 LOOK_FAILED EXECGUARD_PID=$p ERRNO=24 ||
+	fail "no look at pid $p failed with EMFILE (or it was not reported as one)"
 [ "$(file_value "$A")" = 1 ] || fail "/$A cleared after a failed look"
 [ "$(protected_now)" = 1 ] || fail "pid $p dropped after a failed later look"
 pass "a later look failing with EMFILE keeps pid $p protected"
 
 # Its own exec, looked at while files are still short.
-e0=$(grep -c "cannot look at pid $p again" "$T/daemon.log")
+e0=$(grep -c "MESSAGE_ID=$(mid LOOK_FAILED) ERRNO=24 EXECGUARD_PID=$p\]" "$T/daemon.log")
 echo go > "$T/go"
 wait_until 10 grep -q sleep "/proc/$p/comm" || fail "pid $p did not exec sleep"
 wait_log "protected pid $p: the look at its exec failed: Too many open files; kept" 10 ||
 	fail "the exec of pid $p was not looked at"
 [ "$(file_value "$A")" = 1 ] || fail "/$A cleared after the exec was looked at with EMFILE"
 [ "$(protected_now)" = 1 ] || fail "pid $p dropped after its exec could not be looked at"
-grep -q "set memory.exec_protect=0 in /$A" "$T/daemon.log" && fail "released /$A on a failed look"
-[ "$(grep -c "cannot look at pid $p again" "$T/daemon.log")" = "$e0" ] ||
-	fail "the same failure reported again: $(grep -c "cannot look at pid $p again" "$T/daemon.log") times"
+has_event CGROUP_RELEASED "EXECGUARD_CGROUP='/$A'" && fail "released /$A on a failed look"
+[ "$(grep -c "MESSAGE_ID=$(mid LOOK_FAILED) ERRNO=24 EXECGUARD_PID=$p\]" "$T/daemon.log")" = "$e0" ] ||
+	fail "the same failure reported again"
 pass "its exec, looked at with EMFILE: still protected, the failure reported once"
 
 prlimit --pid "$DAEMON_PID" --nofile="$nofile" || fail "prlimit restore failed"
 kill "$p"
-wait_log "set memory.exec_protect=0 in /$A" 10 || fail "not released after its exit"
+wait_event 10 CGROUP_RELEASED "EXECGUARD_CGROUP='/$A'" || fail "not released after its exit"
 pass "released at its exit once files were free again"
 stop_daemon || fail "daemon exit status $?"

@@ -678,6 +678,21 @@ static void handle_exit(struct manager *m, const struct cnproc_event *ev)
 
 static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *userdata);
 
+void manager_process_events(struct manager *m, const struct cnproc_event *ev, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].type == CNPROC_EXEC) {
+			m->n_exec++;
+			examine(m, ev[i].tgid, ev[i].timestamp_ns);
+		} else if (ev[i].type == CNPROC_EXIT) {
+			m->n_exit++;
+			handle_exit(m, &ev[i]);
+		} else if (ev[i].type == CNPROC_ACK && ev[i].err) {
+			log_warning_errno((int)ev[i].err, "proc connector refused the subscription: %m");
+		}
+	}
+}
+
 /* A socket, subscribed, watched. Exit events only without pidfds. */
 static int connector_open(struct manager *m)
 {
@@ -784,17 +799,7 @@ static int connector_drain(struct manager *m, int fd)
 			log_debug_errno(k, "malformed proc connector datagram: %m");
 			continue;
 		}
-		for (int i = 0; i < k; i++) {
-			if (ev[i].type == CNPROC_EXEC) {
-				m->n_exec++;
-				examine(m, ev[i].tgid, ev[i].timestamp_ns);
-			} else if (ev[i].type == CNPROC_EXIT) {
-				m->n_exit++;
-				handle_exit(m, &ev[i]);
-			} else if (ev[i].type == CNPROC_ACK && ev[i].err) {
-				log_warning_errno((int)ev[i].err, "proc connector refused the subscription: %m");
-			}
-		}
+		manager_process_events(m, ev, (size_t)k);
 	}
 	return round;
 }
@@ -1308,6 +1313,9 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 	m->cn_fd = m->proc_fd = m->cgroup_root_fd = m->state_dir_fd = -1;
 	m->use_procmap_query = true;
 	m->systemd = sd_booted() > 0;
+	/* A pidfd names a process of this machine's /proc: with a proc root
+	 * elsewhere (a test's fake tree) the /proc/PID directory is the pin. */
+	m->pin_by_proc_dir = args->proc_root && !streq(args->proc_root, "/proc");
 	raise_nofile_limit();
 	hashmap_init(&m->procs, hash_int, equal_int);
 	policy_init(&m->policy);

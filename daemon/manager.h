@@ -85,6 +85,11 @@ bool manager_dry_run(const struct manager *m);
 int manager_cgroup_root_fd(struct manager *m);
 int manager_proc_fd(struct manager *m);
 void manager_set_unit_settings(struct manager *m, unit_settings_fn fn, void *userdata);
+/* Handle decoded proc connector events (exec, exit) as they come from
+ * the socket; the C test of the core feeds its own. */
+struct cnproc_event;
+void manager_process_events(struct manager *m, const struct cnproc_event *ev, size_t n);
+
 /* Decide about PID now (a unit's section it waited for is known);
  * exec_ts as the exec event had it, 0 when found by a scan. */
 void manager_decide_pid(struct manager *m, pid_t pid, uint64_t exec_ts);

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The daemon's core without root, the connector or a kernel feature: a
+ * fake /proc and cgroup tree in a temporary directory, the kernel backend
+ * writing the fake memory.exec_protect files, and arrays of connector
+ * events fed to manager_process_events() as the socket would deliver
+ * them. Processes are pinned by their fake /proc directories (a proc root
+ * other than /proc never uses pidfds); a process exits when its status
+ * file goes. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cnproc.h"
+#include "manager.h"
+#include "test.h"
+#include "util.h"
+
+static char root[] = "/tmp/execguard-test-manager-XXXXXX";
+
+static void write_at(const char *rel, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	f = fopen(p, "w");
+	CHECK(f != NULL);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void mkdir_at(const char *rel)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	CHECK(mkdir(p, 0755) == 0);
+}
+
+static char *read_at(const char *rel)
+{
+	static char buf[64];
+	char p[512];
+	FILE *f;
+	size_t n;
+
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	f = fopen(p, "r");
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return buf;
+}
+
+/* A running process PID in CGROUP, running EXE. */
+static void fake_process(pid_t pid, const char *cgroup, const char *exe)
+{
+	char rel[128], text[256], link[512];
+
+	snprintf(rel, sizeof(rel), "proc/%d", (int)pid);
+	mkdir_at(rel);
+	snprintf(rel, sizeof(rel), "proc/%d/cgroup", (int)pid);
+	snprintf(text, sizeof(text), "0::%s\n", cgroup);
+	write_at(rel, text);
+	snprintf(rel, sizeof(rel), "proc/%d/status", (int)pid);
+	write_at(rel, "Name:\tfake\nState:\tS (sleeping)\nThreads:\t1\n");
+	snprintf(link, sizeof(link), "%s/proc/%d/exe", root, (int)pid);
+	CHECK(symlink(exe, link) == 0);
+}
+
+/* The process exits: its /proc directory goes (the pin, an open fd of
+ * that directory, then finds no status file) and scans no longer see it. */
+static void fake_exit(pid_t pid)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/proc/%d'", root, (int)pid);
+	CHECK(system(cmd) == 0);
+}
+
+static void events(struct manager *m, enum cnproc_type type, pid_t pid)
+{
+	struct cnproc_event ev = { .type = type, .pid = pid, .tgid = pid, .timestamp_ns = now_ns() };
+
+	manager_process_events(m, &ev, 1);
+}
+
+static int count_one(const struct manager_process_info *p, void *userdata)
+{
+	(void)p;
+	(*(size_t *)userdata)++;
+	return 0;
+}
+
+static size_t tracked(struct manager *m)
+{
+	size_t n = 0;
+
+	manager_foreach_process(m, count_one, &n);
+	return n;
+}
+
+/* A stand-in for the asynchronous unit lookup: "late.service" has a
+ * section saying Protect=yes, known only once answered. */
+static bool answered;
+static pid_t waiting_pid;
+static int fake_unit_settings(void *userdata, const char *unit, pid_t pid, uint64_t exec_ts,
+			      struct rule_settings *ret, char **ret_source)
+{
+	(void)userdata;
+	(void)exec_ts;
+	if (!streq(unit, "late.service"))
+		return 0;
+	if (!answered) {
+		waiting_pid = pid;
+		return UNIT_SETTINGS_PENDING;
+	}
+	*ret = (struct rule_settings){ .protect = 1 };
+	*ret_source = strdup("late.service.d/x.conf:2");
+	return *ret_source ? 1 : -ENOMEM;
+}
+
+static struct manager *start(void)
+{
+	char conf[512], cg[512], proc[512];
+	struct manager_args args;
+	struct manager *m = NULL;
+
+	snprintf(conf, sizeof(conf), "%s/execguard.conf", root);
+	snprintf(cg, sizeof(cg), "%s/cg", root);
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	args = (struct manager_args){
+		.config_file = conf,
+		.cgroup_root = cg,
+		.proc_root = proc,
+		.backend_override = -1,
+	};
+	CHECK_EQ_INT(manager_new(&args, &m), 0);
+	if (!m)
+		return NULL;
+	CHECK_EQ_INT(manager_load_policy(m), 0);
+	CHECK_EQ_INT(manager_pick_backend(m), 0);
+	CHECK_EQ_INT(manager_scan(m), 0);
+	return m;
+}
+
+static void setup(void)
+{
+	CHECK(mkdtemp(root) != NULL);
+	mkdir_at("proc");
+	mkdir_at("cg");
+	mkdir_at("cg/system.slice");
+	mkdir_at("cg/system.slice/app.service");
+	mkdir_at("cg/system.slice/other.service");
+	mkdir_at("cg/system.slice/late.service");
+	write_at("cg/system.slice/memory.exec_protect", "0\n");
+	write_at("cg/system.slice/app.service/memory.exec_protect", "0\n");
+	write_at("cg/system.slice/other.service/memory.exec_protect", "0\n");
+	write_at("cg/system.slice/late.service/memory.exec_protect", "0\n");
+	write_at("execguard.conf", "[Daemon]\nBackend=kernel\n[Rule app]\nMatchUnit=app.service\nProtect=yes\n");
+	CHECK(chmod(root, 0755) == 0);
+	{
+		char p[512];
+
+		snprintf(p, sizeof(p), "%s/execguard.conf", root);
+		CHECK(chmod(p, 0644) == 0);
+	}
+}
+
+static void test_core(void)
+{
+	struct manager *m;
+	char rel[128];
+
+	setup();
+	log_setup(LOG_TARGET_STDERR, LOG_WARNING);
+	/* One process there before the start: found by the scan. */
+	fake_process(100, "/system.slice/app.service", "/usr/bin/app");
+	m = start();
+	if (!m)
+		return;
+	CHECK_EQ_INT(tracked(m), 1);
+	CHECK_STREQ(read_at("cg/system.slice/app.service/memory.exec_protect"), "1");
+	CHECK_STREQ(read_at("cg/system.slice/memory.exec_protect"), "1");
+
+	/* An exec in a unit no rule names: decided, not protected. */
+	fake_process(101, "/system.slice/other.service", "/usr/bin/other");
+	events(m, CNPROC_EXEC, 101);
+	CHECK_EQ_INT(tracked(m), 1);
+	CHECK_STREQ(read_at("cg/system.slice/other.service/memory.exec_protect"), "0");
+
+	/* An exec whose process is gone before the look: nothing pinned. */
+	events(m, CNPROC_EXEC, 102);
+	CHECK_EQ_INT(tracked(m), 1);
+
+	/* A second process of the protected unit, then the first exits: the
+	 * cgroup stays set until its last protected process is gone. */
+	fake_process(103, "/system.slice/app.service", "/usr/bin/app");
+	events(m, CNPROC_EXEC, 103);
+	CHECK_EQ_INT(tracked(m), 2);
+	fake_exit(100);
+	events(m, CNPROC_EXIT, 100);
+	CHECK_EQ_INT(tracked(m), 1);
+	CHECK_STREQ(read_at("cg/system.slice/app.service/memory.exec_protect"), "1");
+
+	/* A look that fails (its cgroup file unreadable: a directory) does
+	 * not unprotect the running process; its exit still does. */
+	snprintf(rel, sizeof(rel), "%s/proc/103/cgroup", root);
+	CHECK(unlink(rel) == 0);
+	CHECK(mkdir(rel, 0755) == 0);
+	events(m, CNPROC_EXEC, 103);
+	CHECK_EQ_INT(tracked(m), 1);
+	CHECK_STREQ(read_at("cg/system.slice/app.service/memory.exec_protect"), "1");
+	CHECK_EQ_INT(manager_rescan(m), 0); /* nor does a rescan sweep it */
+	CHECK_EQ_INT(tracked(m), 1);
+	fake_exit(103);
+	events(m, CNPROC_EXIT, 103);
+	CHECK_EQ_INT(tracked(m), 0);
+	CHECK_STREQ(read_at("cg/system.slice/app.service/memory.exec_protect"), "0");
+	CHECK_STREQ(read_at("cg/system.slice/memory.exec_protect"), "0");
+
+	/* A unit whose section is still being asked for: the process waits,
+	 * nothing else does, and it is decided when the answer comes. */
+	manager_set_unit_settings(m, fake_unit_settings, NULL);
+	fake_process(104, "/system.slice/late.service", "/usr/bin/late");
+	fake_process(105, "/system.slice/app.service", "/usr/bin/app");
+	events(m, CNPROC_EXEC, 104);
+	events(m, CNPROC_EXEC, 105);
+	CHECK_EQ_INT(waiting_pid, 104);
+	CHECK_EQ_INT(tracked(m), 1); /* 105 decided, 104 waits */
+	CHECK_STREQ(read_at("cg/system.slice/late.service/memory.exec_protect"), "0");
+	answered = true;
+	manager_decide_pid(m, 104, 0);
+	CHECK_EQ_INT(tracked(m), 2);
+	CHECK_STREQ(read_at("cg/system.slice/late.service/memory.exec_protect"), "1");
+
+	manager_free(m);
+	/* Stopping releases what it set. */
+	CHECK_STREQ(read_at("cg/system.slice/late.service/memory.exec_protect"), "0");
+	CHECK_STREQ(read_at("cg/system.slice/app.service/memory.exec_protect"), "0");
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+		CHECK(system(cmd) == 0);
+	}
+}
+
+TEST_MAIN(test_core)

@@ -228,7 +228,13 @@ struct look {
 	int pidfd;
 	int proc_pid_fd;
 	char *exe, *cgroup, *unit;
+	/* The unit's own section, when it has one: the decision may point
+	 * into it, so it lives as long as the look. */
+	struct rule_settings unit_section;
+	char *unit_source;
 };
+
+#define LOOK_INIT { .pidfd = -1, .proc_pid_fd = -1 }
 
 static void look_done(struct look *l)
 {
@@ -237,6 +243,7 @@ static void look_done(struct look *l)
 	free(l->exe);
 	free(l->cgroup);
 	free(l->unit);
+	free(l->unit_source);
 }
 
 /* Read a process's cgroup and unit through a /proc/PID directory fd:
@@ -253,7 +260,7 @@ static int look_at(struct manager *m, pid_t pid, struct look *l)
 	size_t len;
 	int r;
 
-	*l = (struct look){ .pid = pid, .pidfd = -1, .proc_pid_fd = -1 };
+	*l = (struct look){ .pid = pid, .pidfd = -1, .proc_pid_fd = -1, .unit_section = { .protect = -1 } };
 	snprintf(name, sizeof(name), "%d", (int)pid);
 	l->proc_pid_fd = openat(m->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (l->proc_pid_fd < 0)
@@ -426,17 +433,156 @@ static bool look_error_is_transient(int r)
 	return r != -ESRCH && r != -ENOENT;
 }
 
+/* The outcome of looking at a process and asking the policy. */
+enum look_outcome {
+	LOOK_DECIDED,	/* d holds the decision (and l the pin when it protects) */
+	LOOK_WAITING,	/* its unit's section is being asked for: decided later */
+	LOOK_FAILED,	/* the error is returned */
+};
+
+/* Look at pid (cgroup, unit), ask the unit's section and the policy;
+ * read the executable and pin the process only when a rule may protect
+ * it. -errno on failure (-ESRCH: gone). */
+static int look_and_decide(struct manager *m, pid_t pid, uint64_t exec_ts, const struct tracked *t,
+			   struct look *l, struct policy_decision *d, enum look_outcome *ret)
+{
+	struct policy_input in;
+	int r;
+
+	*ret = LOOK_FAILED;
+	r = look_at(m, pid, l);
+	if (r < 0)
+		return r;
+	in = (struct policy_input){ .unit = l->unit, .cgroup = l->cgroup };
+	if (l->unit && m->unit_settings) {
+		int u = m->unit_settings(m->unit_settings_userdata, l->unit, pid, exec_ts, &l->unit_section,
+					 &l->unit_source);
+
+		if (u == UNIT_SETTINGS_PENDING) {
+			*ret = LOOK_WAITING;
+			return 0;
+		}
+		if (u > 0) {
+			in.unit_section = &l->unit_section;
+			in.unit_section_source = l->unit_source;
+		}
+	}
+	/* Most processes are in no cgroup a rule protects: decide those
+	 * without reading their executable or pinning them. Rules that need
+	 * the executable do not match them, and none of them protects. */
+	if (policy_may_protect(&m->policy, &in)) {
+		r = look_at_exe(l);
+		if (r < 0)
+			return r;
+		in.exe = l->exe;
+	}
+	policy_decide(&m->policy, &in, d);
+	if (d->protect && in.exe) {
+		r = look_pin(m, l, t ? t->pidfd : -1);
+		if (r < 0)
+			return r;
+	}
+	*ret = LOOK_DECIDED;
+	return 0;
+}
+
+/* A look failed. Only an exit drops a protected process here; other
+ * errors keep it (see look_error_is_transient()). */
+static int look_failed(struct manager *m, pid_t pid, uint64_t exec_ts, struct tracked *t, int r)
+{
+	if (r == -ESRCH) {
+		m->n_gone_early++; /* exited before we looked: normal */
+		if (t)
+			release_tracked(m, t);
+		return 0;
+	}
+	if (t && look_error_is_transient(r)) {
+		report_examine_error(m, pid, r, exec_ts ? "the look at its exec" : "a look");
+		t->seen = true; /* alive as far as we know: not swept */
+		return r;
+	}
+	if (t)
+		release_tracked(m, t);
+	if (r != -ENOENT)
+		report_examine_error(m, pid, r, NULL);
+	return r == -ENOENT ? 0 : r;
+}
+
+/* A new entry for a process to protect, pinned by l's pidfd. */
+static int track_new(struct manager *m, pid_t pid, struct look *l, struct tracked **ret)
+{
+	struct tracked *t = calloc(1, sizeof(*t));
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	t->m = m;
+	t->pid = pid;
+	t->pidfd = TAKE_FD(l->pidfd);
+	r = hashmap_put(&m->procs, INT_TO_KEY(pid), t);
+	if (r < 0) {
+		closep(&t->pidfd);
+		free(t);
+		return r;
+	}
+	r = watch_exit(m, t);
+	if (r < 0) {
+		tracked_free(m, t);
+		return r;
+	}
+	if (m->remap_timer) {
+		int on = SD_EVENT_OFF;
+
+		if (sd_event_source_get_enabled(m->remap_timer, &on) >= 0 && on == SD_EVENT_OFF)
+			arm_remap_timer(m);
+	}
+	*ret = t;
+	return 0;
+}
+
+/* What the look found becomes the entry's: names, decision, settings. */
+static void tracked_update(struct tracked *t, struct look *l, const struct policy_decision *d)
+{
+	free(t->exe);
+	free(t->cgroup);
+	free(t->unit);
+	free(t->source);
+	t->exe = TAKE_PTR(l->exe);
+	t->cgroup = TAKE_PTR(l->cgroup);
+	t->unit = TAKE_PTR(l->unit);
+	t->source = strdup_or_null(d->protect_source);
+	t->settings = d->settings;
+	t->seen = true;
+	t->m->status_dirty = true;
+}
+
+static void log_protected(struct manager *m, const struct tracked *t, uint64_t exec_ts, int r)
+{
+	struct log_fields f = LOG_FIELDS_INIT;
+
+	f.unit = t->unit;
+	f.cgroup = t->cgroup;
+	f.exe = t->exe;
+	f.pid = t->pid;
+	f.backend = m->backend_ops->name;
+	f.bytes = (long long)t->exec_bytes;
+	if (exec_ts)
+		f.latency_us = (long long)m->latency_us[(m->n_latency - 1) % LATENCY_SAMPLES];
+	log_event(LOG_INFO, MID_PROCESS_PROTECTED, &f, "%s pid %d (%s) in %s%s%s: policy %s, backend %s%s%s",
+		  m->args.dry_run || m->backend_ops->observe_only ? "would protect" : "protect", (int)t->pid,
+		  t->exe, t->cgroup, t->unit ? ", unit " : "", strempty(t->unit), strna(t->source),
+		  m->backend_ops->name, r < 0 ? ", failed: " : "", r < 0 ? strerror(-r) : "");
+}
+
 /* Decide about one process and act on the decision. exec_ts is the
  * kernel's exec timestamp, 0 when found by a scan. */
 static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 {
 	struct tracked *t = hashmap_get(&m->procs, INT_TO_KEY(pid));
-	struct rule_settings unit_section = { .protect = -1 };
-	_cleanup_free_ char *unit_source = NULL;
+	_cleanup_(look_done) struct look l = LOOK_INIT;
+	enum look_outcome outcome;
 	struct policy_decision d;
-	struct policy_input in;
-	struct look l;
-	struct log_fields f = LOG_FIELDS_INIT;
+	bool is_new;
 	int r;
 
 	/* A reused PID: the process we tracked under it is gone, whatever
@@ -445,151 +591,47 @@ static int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 		release_tracked(m, t);
 		t = NULL;
 	}
-	r = look_at(m, pid, &l);
-	if (r == 0) {
-		in = (struct policy_input){ .unit = l.unit, .cgroup = l.cgroup };
-		if (l.unit && m->unit_settings) {
-			int u = m->unit_settings(m->unit_settings_userdata, l.unit, pid, exec_ts,
-						 &unit_section, &unit_source);
-
-			if (u == UNIT_SETTINGS_PENDING) {
-				/* Decided when systemd has answered; a tracked
-				 * process keeps what it has meanwhile (a rescan
-				 * must not sweep it as gone). */
-				m->n_unit_waits++;
-				if (t)
-					t->seen = true;
-				look_done(&l);
-				return 0;
-			}
-			if (u > 0) {
-				in.unit_section = &unit_section;
-				in.unit_section_source = unit_source;
-			}
-		}
-		/* Most processes are in no cgroup a rule protects: decide
-		 * those without reading their executable or pinning them. */
-		if (policy_may_protect(&m->policy, &in)) {
-			r = look_at_exe(&l);
-			in.exe = l.exe;
-			if (r == 0) {
-				policy_decide(&m->policy, &in, &d);
-				if (d.protect)
-					r = look_pin(m, &l, t ? t->pidfd : -1);
-			}
-		} else {
-			/* Cheap without the executable: rules that need it
-			 * do not match, and none of them protects here. */
-			policy_decide(&m->policy, &in, &d);
-		}
-	}
-	if (r < 0) {
-		look_done(&l);
-		if (r == -ESRCH) {
-			m->n_gone_early++; /* exited before we looked: normal */
-			if (t)
-				release_tracked(m, t);
-			return 0;
-		}
-		if (t && look_error_is_transient(r)) {
-			report_examine_error(m, pid, r, exec_ts ? "the look at its exec" : "a look");
-			t->seen = true; /* alive as far as we know: not swept */
-			return r;
-		}
+	r = look_and_decide(m, pid, exec_ts, t, &l, &d, &outcome);
+	if (r < 0)
+		return look_failed(m, pid, exec_ts, t, r);
+	if (outcome == LOOK_WAITING) {
+		/* Decided when systemd has answered; a tracked process keeps
+		 * what it has meanwhile (a rescan must not sweep it). */
+		m->n_unit_waits++;
 		if (t)
-			release_tracked(m, t);
-		if (r != -ENOENT)
-			report_examine_error(m, pid, r, NULL);
-		return r == -ENOENT ? 0 : r;
+			t->seen = true;
+		return 0;
 	}
 	m->n_decisions++;
-
 	if (!d.protect) {
 		if (t) {
-			log_info("pid %d (%s) no longer protected: %s", (int)pid, strna(l.exe ?: t->exe), d.protect_source);
+			log_info("pid %d (%s) no longer protected: %s", (int)pid, strna(l.exe ?: t->exe),
+				 d.protect_source);
 			release_tracked(m, t);
 		}
 		if (exec_ts)
 			record_latency(m, exec_ts);
-		look_done(&l);
 		return 0;
 	}
-
-	bool is_new = !t;
-
 	/* Looked at fine: the next failure is news. */
 	m->last_examine_error = m->last_relook_error = 0;
-
-	if (!t) {
-		t = calloc(1, sizeof(*t));
-		if (!t) {
-			look_done(&l);
-			return -ENOMEM;
-		}
-		t->m = m;
-		t->pid = pid;
-		t->pidfd = TAKE_FD(l.pidfd);
-		r = hashmap_put(&m->procs, INT_TO_KEY(pid), t);
-		if (r < 0) {
-			closep(&t->pidfd);
-			free(t);
-			look_done(&l);
+	is_new = !t;
+	if (is_new) {
+		r = track_new(m, pid, &l, &t);
+		if (r < 0)
 			return r;
-		}
-		r = watch_exit(m, t);
-		if (r < 0) {
-			tracked_free(m, t);
-			look_done(&l);
-			return r;
-		}
-		if (m->remap_timer) {
-			int on = SD_EVENT_OFF;
-
-			if (sd_event_source_get_enabled(m->remap_timer, &on) >= 0 && on == SD_EVENT_OFF)
-				arm_remap_timer(m);
-		}
 	}
-	free(t->exe);
-	free(t->cgroup);
-	free(t->unit);
-	free(t->source);
-	t->exe = TAKE_PTR(l.exe);
-	t->cgroup = TAKE_PTR(l.cgroup);
-	t->unit = TAKE_PTR(l.unit);
-	t->source = strdup_or_null(d.protect_source);
-	t->settings = d.settings;
-	t->seen = true;
-	m->status_dirty = true;
-
+	tracked_update(t, &l, &d);
 	r = protect_now(m, t, &l);
 	m->n_protect_decisions++;
 	if (exec_ts)
 		record_latency(m, exec_ts);
-
-	if (!is_new && exec_ts == 0) {
-		/* A rescan found it as it was: nothing new to say. */
-		look_done(&l);
-		return 0;
-	}
-	f.unit = t->unit;
-	f.cgroup = t->cgroup;
-	f.exe = t->exe;
-	f.pid = pid;
-	f.backend = m->backend_ops->name;
-	f.bytes = (long long)t->exec_bytes;
-	if (exec_ts)
-		f.latency_us = (long long)m->latency_us[(m->n_latency - 1) % LATENCY_SAMPLES];
-	log_event(LOG_INFO, MID_PROCESS_PROTECTED, &f,
-		  "%s pid %d (%s) in %s%s%s: policy %s, backend %s%s%s",
-		  m->args.dry_run || m->backend_ops->observe_only ? "would protect" : "protect",
-		  (int)pid, t->exe, t->cgroup, t->unit ? ", unit " : "", strempty(t->unit),
-		  strna(t->source), m->backend_ops->name, r < 0 ? ", failed: " : "",
-		  r < 0 ? strerror(-r) : "");
-
+	if (!is_new && exec_ts == 0)
+		return 0; /* a rescan found it as it was: nothing new to say */
+	log_protected(m, t, exec_ts, r);
 	/* ld.so maps the libraries after exec: look again later. */
 	if (!m->backend_ops->cgroup_only)
 		tracked_queue(m, t, 0, now_ns());
-	look_done(&l);
 	return 0;
 }
 

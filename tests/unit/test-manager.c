@@ -99,6 +99,25 @@ static int count_one(const struct manager_process_info *p, void *userdata)
 	return 0;
 }
 
+/* What decided to protect PID, as the daemon keeps it. */
+static char source_of_pid[256];
+static pid_t source_pid;
+static int find_source(const struct manager_process_info *p, void *userdata)
+{
+	(void)userdata;
+	if (p->pid == source_pid)
+		snprintf(source_of_pid, sizeof(source_of_pid), "%s", p->source ?: "(none)");
+	return 0;
+}
+
+static const char *source_of(struct manager *m, pid_t pid)
+{
+	source_pid = pid;
+	source_of_pid[0] = '\0';
+	manager_foreach_process(m, find_source, NULL);
+	return source_of_pid;
+}
+
 static size_t tracked(struct manager *m)
 {
 	size_t n = 0;
@@ -187,6 +206,7 @@ static void test_core(void)
 	if (!m)
 		return;
 	CHECK_EQ_INT(tracked(m), 1);
+	CHECK_STREQ(source_of(m, 100), "app");
 	CHECK_STREQ(read_at("cg/system.slice/app.service/memory.exec_protect"), "1");
 	CHECK_STREQ(read_at("cg/system.slice/memory.exec_protect"), "1");
 
@@ -239,6 +259,7 @@ static void test_core(void)
 	answered = true;
 	manager_decide_pid(m, 104, 0);
 	CHECK_EQ_INT(tracked(m), 2);
+	CHECK_STREQ(source_of(m, 104), "late.service.d/x.conf:2");
 	CHECK_STREQ(read_at("cg/system.slice/late.service/memory.exec_protect"), "1");
 
 	manager_free(m);

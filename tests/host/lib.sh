@@ -132,6 +132,27 @@ wait_event() {
 	wait_until "$secs" has_event "$@"
 }
 
+# wait_progress IDLE_SECONDS DONE_CMD PROGRESS_CMD: for work whose length
+# depends on the machine (tens of thousands of forks on a loaded box):
+# until DONE_CMD succeeds, failing only when PROGRESS_CMD (which prints a
+# number) has not changed for IDLE_SECONDS (scaled). 1 if it stalled.
+wait_progress() {
+	local idle last now since=$SECONDS
+	idle=$(wait_secs "$1")
+	last=$($3)
+	while ! $2; do
+		sleep 1
+		now=$($3)
+		if [ "$now" != "$last" ]; then
+			last=$now
+			since=$SECONDS
+		elif [ $((SECONDS - since)) -ge "$idle" ]; then
+			$2
+			return
+		fi
+	done
+}
+
 # wait_log PATTERN [SECONDS]: grep -E on the daemon log until it matches.
 wait_log() {
 	wait_until "${2:-10}" grep -Eq -- "$1" "$T/daemon.log"

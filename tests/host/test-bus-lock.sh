@@ -18,7 +18,7 @@ LockRecheckSec=1
 PressureWindowMSec=10000
 PressureStallMSec=5000
 [Rule lock]
-MatchUnit=egtest-l-*.service
+MatchUnit=egtest-l-$$.service
 Protect=yes
 CONF
 start_bus

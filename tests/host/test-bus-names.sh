@@ -22,7 +22,7 @@ LockRecheckSec=1
 PressureWindowMSec=10000
 PressureStallMSec=5000
 [Rule names]
-MatchUnit=egtest-n-*.service
+MatchUnit=egtest-n-*-$$.service
 Protect=yes
 CONF
 start_bus

@@ -14,14 +14,14 @@ write_conf <<CONF
 [Daemon]
 Backend=kernel
 [Rule old]
-MatchUnit=egtest-r-*.service
+MatchUnit=egtest-r-$$.service
 Protect=yes
 CONF
 start_bus
 start_daemon --cgroup-root="$T/cgroot"
 wait_log "on the system bus as" 5 || fail "not on the bus"
 
-printf '[Rule new]\nMatchUnit=egtest-r-*\nProtect=never\nLockBudget=lots\n' > "$T/etc/execguard.d/50-bad.conf"
+printf '[Rule new]\nMatchUnit=%s\nProtect=never\nLockBudget=lots\n' "$A" > "$T/etc/execguard.d/50-bad.conf"
 chmod 644 "$T/etc/execguard.d/50-bad.conf"
 ctl reload > "$T/out" 2> "$T/err"
 rc=$?
@@ -42,7 +42,7 @@ wait_log "protect pid $p .*policy old" 5 || fail "old policy not in force after 
 ctl explain "$p" | grep -q "decided by old" || fail "explain does not show the old rule"
 pass "broken reload rejected with file:line, old policy kept"
 
-printf '[Rule new]\nMatchUnit=egtest-r-*\nProtect=no\n' > "$T/etc/execguard.d/50-bad.conf"
+printf '[Rule new]\nMatchUnit=%s\nProtect=no\n' "$A" > "$T/etc/execguard.d/50-bad.conf"
 out=$(ctl reload) || fail "good reload failed"
 [ "$out" = "policy reloaded: 2 rules from 2 files" ] || fail "reload said: $out"
 wait_log "pid $p .* no longer protected: new" 5 || fail "new policy not applied"

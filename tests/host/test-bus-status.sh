@@ -18,7 +18,7 @@ write_conf <<CONF
 [Daemon]
 Backend=kernel
 [Rule web]
-MatchUnit=egtest-a-*.service
+MatchUnit=egtest-a-$$.service
 Protect=yes
 CONF
 

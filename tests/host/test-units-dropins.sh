@@ -20,7 +20,7 @@ write_conf <<CONF
 Backend=kernel
 # The policy says no to V; V's own drop-in says yes and wins.
 [Rule not-v]
-MatchUnit=egtest-v-*.service
+MatchUnit=egtest-v-$$.service
 Protect=no
 CONF
 start_bus

@@ -71,18 +71,6 @@ wait_log "protect pid $pchain \(/usr/bin/sleep\)" 5 || fail "exec chain not deci
 # than a quarter of one CPU. A daemon in a loop takes far more even on a
 # loaded 2-core machine; a slow one that only handles the exec events of
 # the machine's other processes stays far below.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# cpu_pct PID SECS: PID's CPU time over the next SECS, in percent of one
-# CPU over the wall time that really passed.
-cpu_pct() {
-	local c0 c1 u0 u1
-	read -r u0 _ < /proc/uptime
-	c0=$(cpu_ticks "$1")
-	sleep "$2"
-	read -r u1 _ < /proc/uptime
-	c1=$(cpu_ticks "$1")
-	awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v a="$u0" -v b="$u1" 'BEGIN { printf "%d", c * 100 / hz / (b - a) }'
-}
 sleep 1.5
 busy=$(cpu_pct "$DAEMON_PID" 3)
 [ "$busy" -lt 25 ] || fail "daemon busy after an exec chain: ${busy}% of a CPU over 3 s"

@@ -42,18 +42,6 @@ stop_traced() {
 	DAEMON_PID=
 	return $rc
 }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# cpu_pct PID SECS: PID's CPU time over the next SECS, in percent of one
-# CPU over the wall time that really passed.
-cpu_pct() {
-	local c0 c1 u0 u1
-	read -r u0 _ < /proc/uptime
-	c0=$(cpu_ticks "$1")
-	sleep "$2"
-	read -r u1 _ < /proc/uptime
-	c1=$(cpu_ticks "$1")
-	awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v a="$u0" -v b="$u1" 'BEGIN { printf "%d", c * 100 / hz / (b - a) }'
-}
 
 for err in EACCES EPERM EINVAL ENOENT; do
 	DAEMON_WRAP=(strace -o /dev/null -qq -e trace=pwrite64 -e inject=pwrite64:error=$err)

@@ -9,8 +9,8 @@
 # Without options, qemu is replaced ($EXECGUARD_VM_QEMU) by a stand-in
 # that follows a plan, one step per boot: no kernel, no qemu needed, a few
 # seconds. With --boot, the real qemu boots the real kernel behind a
-# wrapper that kills it with SIGSEGV once the kernel is running and before
-# init (then lets the second boot through), or once init has started.
+# wrapper that kills it with SIGSEGV at once (surely before the guest's
+# init; then lets the second boot through), or once init has started.
 #
 # Usage: tests/vm/test-vm-run.sh [--boot]
 # With --boot the kernel is $EXECGUARD_BZIMAGE, or what kernel/build.sh
@@ -133,9 +133,10 @@ real=$(command -v qemu-system-x86_64 || true)
 bzimage=${EXECGUARD_BZIMAGE:-}
 [ -n "$bzimage" ] || bzimage=$("$repo/kernel/build.sh" | tail -n1)
 
-# The wrapper: on its first run ($CRASH_AT: "kernel", once the kernel has
-# printed its banner and before init; "init", once init has started) it
-# kills qemu with SIGSEGV and dies of it too; later runs are plain qemu.
+# The wrapper: on its first run ($CRASH_AT: "start", at once, so surely
+# before the guest's init, whatever the machine's speed; "init", once init
+# has started) it kills qemu with SIGSEGV and dies of it too; later runs
+# are plain qemu.
 cat >"$T/crash-qemu" <<'EOF'
 #!/bin/bash
 serial=
@@ -147,21 +148,23 @@ echo "boot $n: MALLOC_PERTURB_=${MALLOC_PERTURB_-unset}" >>"$CRASH_STATE/env"
 "$REAL_QEMU" "$@" &
 q=$!
 trap 'kill $q 2>/dev/null' EXIT
-case $CRASH_AT in
-kernel) marker='Linux version' ;;
-init) marker=EXECGUARD-VM-INIT ;;
-esac
-for _ in $(seq 1200); do
-	grep -q "$marker" "$serial" 2>/dev/null && break
-	kill -0 $q 2>/dev/null || break
-	sleep 0.1
-done
+if [ "$CRASH_AT" = start ]; then
+	# Stopped at once: the guest cannot reach init before the SIGSEGV.
+	kill -STOP $q
+else
+	for _ in $(seq 1200); do
+		grep -q EXECGUARD-VM-INIT "$serial" 2>/dev/null && break
+		kill -0 $q 2>/dev/null || break
+		sleep 0.1
+	done
+fi
 if grep -q EXECGUARD-VM-INIT "$serial"; then
 	echo "init started before the SIGSEGV" >>"$CRASH_STATE/when"
 else
 	echo "before init" >>"$CRASH_STATE/when"
 fi
 kill -SEGV $q
+kill -CONT $q 2>/dev/null
 wait $q
 trap - EXIT
 kill -SEGV $$
@@ -189,6 +192,6 @@ real() {
 	grep -E 'booting again|not booting again|before the guest|ran for' "$T/err" | sed 's/^/    /' || true
 }
 
-real kernel 3 2 "killed by signal 11 (SIGSEGV)" -- sh -c 'exit 3'
+real start 3 2 "killed by signal 11 (SIGSEGV)" -- sh -c 'exit 3'
 real init 125 1 "after the guest's init started: not booting again" -- sleep 60
 exit $((failed > 0))

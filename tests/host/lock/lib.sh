@@ -10,23 +10,8 @@ PAGE=$(getconf PAGESIZE)
 LK_PIDS=()
 LK_FAILED=0
 
-# Waits for something that must happen are bounded by SECONDS times
-# WAIT_SCALE (default 4), as in tests/host/lib.sh: they return as soon as
-# it happens, so a slow or loaded machine only waits longer.
-WAIT_SCALE=${WAIT_SCALE:-4}
-
-# lk_wait SECONDS CMD...: run CMD every 50 ms until it succeeds; 1 if it
-# never did within the (scaled) bound.
-lk_wait() {
-	local deadline=$((SECONDS + $1 * WAIT_SCALE))
-	shift
-	while :; do
-		"$@" && return 0
-		[ "$SECONDS" -ge "$deadline" ] && break
-		sleep 0.05
-	done
-	"$@"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../wait.sh"
+lk_wait() { wait_until "$@"; }
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; LK_FAILED=1; }

@@ -1,6 +1,4 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Scaled waits: bounded by SECONDS x WAIT_SCALE, ended as soon as the
-# thing happens (a slow or loaded machine only waits longer).
 # Scaled waits, shared by lib.sh and lock/lib.sh.
 # Every wait for something that must happen is bounded by SECONDS times
 # WAIT_SCALE (default 4): a wait returns as soon as the thing happens, so

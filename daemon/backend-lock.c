@@ -31,6 +31,7 @@
 #include "lockset.h"
 #include "log.h"
 #include "meminfo.h"
+#include "procfs.h"
 #include "psi.h"
 #include "residency.h"
 #include "util.h"
@@ -84,6 +85,7 @@ struct map_user {
 struct lock_backend {
 	sd_event *event;
 	int cgroup_root_fd;
+	int proc_fd; /* the proc root: meminfo, pressure/memory */
 	bool dry_run;
 	struct daemon_settings settings;
 	size_t page_size;
@@ -329,15 +331,14 @@ static int scan_range(struct lock_backend *b, struct lock_range *r)
 static bool has_cap_ipc_lock(void)
 {
 	_cleanup_free_ char *buf = NULL;
-	unsigned long long eff;
-	const char *p;
+	struct proc_status st;
+	size_t len;
 
-	if (read_file_at(AT_FDCWD, "/proc/self/status", 1 << 16, &buf, NULL) < 0)
+	/* The daemon's own status: /proc/self even with another proc root. */
+	if (read_file_at(AT_FDCWD, "/proc/self/status", 1 << 16, &buf, &len) < 0 ||
+	    proc_status_parse(buf, len, &st) < 0 || !st.has_cap_eff)
 		return false;
-	p = strstr(buf, "\nCapEff:");
-	if (!p || sscanf(p + 8, "%llx", &eff) != 1)
-		return false;
-	return eff & (1ULL << 14); /* CAP_IPC_LOCK */
+	return st.cap_eff & (1ULL << 14); /* CAP_IPC_LOCK */
 }
 
 static void log_mlock_failure(struct lock_backend *b, struct lock_range *r, int err)
@@ -541,7 +542,7 @@ static bool give_back_global(struct lock_backend *b, uint64_t now)
 	struct lockset_totals before, after;
 	bool all, changed;
 
-	if (meminfo_available(&b->avail) < 0) {
+	if (meminfo_available(b->proc_fd, &b->avail) < 0) {
 		b->avail = UINT64_MAX;
 		return false;
 	}
@@ -813,7 +814,7 @@ static int do_recheck(struct lock_backend *b)
 	pressure_params(&b->settings, &stall, &window, &recover);
 	/* A ceiling stays while memory is short (under twice the reserve):
 	 * retaking would only be given back again. */
-	if (lockset_pressure_ceiling(b->ls) != UINT64_MAX && meminfo_available(&b->avail) >= 0 &&
+	if (lockset_pressure_ceiling(b->ls) != UINT64_MAX && meminfo_available(b->proc_fd, &b->avail) >= 0 &&
 	    b->avail < 2 * reserve_of(&b->settings, b->mem_total))
 		lockset_pressure_hold(b->ls, NULL, now_usec(b));
 	for (size_t i = 0; i < b->n_watches; i++) {
@@ -888,10 +889,10 @@ static int setup_sources(struct lock_backend *b)
 	b->psi = psi_trigger_free(b->psi);
 	b->psi_full = psi_trigger_free(b->psi_full);
 	pressure_params(&b->settings, &stall, &window, &recover);
-	r = psi_trigger_new(b->event, AT_FDCWD, "/proc/pressure/memory", PSI_SOME, stall, window, on_pressure, b,
+	r = psi_trigger_new(b->event, b->proc_fd, "pressure/memory", PSI_SOME, stall, window, on_pressure, b,
 			    &b->psi);
 	if (r >= 0)
-		(void)psi_trigger_new(b->event, AT_FDCWD, "/proc/pressure/memory", PSI_FULL, stall, window,
+		(void)psi_trigger_new(b->event, b->proc_fd, "pressure/memory", PSI_FULL, stall, window,
 				      on_full_pressure, b, &b->psi_full);
 	if (r < 0) {
 		struct log_fields f = LOG_FIELDS_INIT;
@@ -1020,6 +1021,7 @@ static void lock_destroy(void *state)
 	b->ls = lockset_free(b->ls); /* unmaps, which unlocks */
 	free(b->vec);
 	closep(&b->cgroup_root_fd);
+	closep(&b->proc_fd);
 	sd_event_unref(b->event);
 	free(b);
 }
@@ -1061,13 +1063,19 @@ static int lock_create(const struct backend_env *env, void **ret_state)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return -ENOMEM;
-	b->cgroup_root_fd = -1;
+	b->cgroup_root_fd = b->proc_fd = -1;
 	b->page_size = ps > 0 ? (size_t)ps : 4096;
 	b->dry_run = env->dry_run;
 	b->event = env->event ? sd_event_ref(env->event) : NULL;
 	/* Our own copy, whatever the manager does with its fd. */
 	b->cgroup_root_fd = env->cgroup_root_fd >= 0 ? fcntl(env->cgroup_root_fd, F_DUPFD_CLOEXEC, 3) : -1;
-	r = residency_mem_total(&b->mem_total);
+	b->proc_fd = env->proc_fd >= 0 ? fcntl(env->proc_fd, F_DUPFD_CLOEXEC, 3) :
+					 open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (b->proc_fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = residency_mem_total(b->proc_fd, &b->mem_total);
 	if (r < 0)
 		goto fail;
 	apply_settings(b, env->settings);
@@ -1234,7 +1242,7 @@ static int lock_reconfigure(void *state, const struct daemon_settings *s)
 	struct lock_backend *b = state;
 	size_t n;
 
-	(void)residency_mem_total(&b->mem_total);
+	(void)residency_mem_total(b->proc_fd, &b->mem_total);
 	apply_settings(b, s);
 	/* A reload is the moment to try again what failed. */
 	lockset_forget_failures(b->ls);
@@ -1314,7 +1322,7 @@ int backend_lock_dump(void *state, FILE *f)
 	{
 		uint64_t avail = 0;
 
-		if (meminfo_available(&avail) >= 0)
+		if (meminfo_available(b->proc_fd, &avail) >= 0)
 			fprintf(f, " available=%" PRIu64, avail);
 		fprintf(f, " reserve=%" PRIu64, reserve_of(&b->settings, b->mem_total));
 	}

@@ -5,6 +5,7 @@
 #include "bus-stats.h"
 #include "cgroup.h"
 #include "maps.h"
+#include "procfs.h"
 #include "util.h"
 
 void text_mappings_done(struct text_mappings *m)
@@ -15,22 +16,13 @@ void text_mappings_done(struct text_mappings *m)
 	*m = (struct text_mappings){ 0 };
 }
 
+/* A field of a mapping in smaps ("Rss:   12 kB"): 1 when the line is
+ * that field, 0 when it is another, -EINVAL when it is malformed. */
 static int kb_field(const char *l, size_t len, const char *key, uint64_t *ret)
 {
-	size_t k = strlen(key), n;
-	unsigned long long v;
-	char num[32];
+	int r = procfs_field_kb(l, len, key, ret);
 
-	if (len <= k || memcmp(l, key, k) != 0 || l[k] != ':')
-		return 0;
-	/* The line is not NUL-terminated: scan a bounded copy. */
-	n = len - k - 1 < sizeof(num) - 1 ? len - k - 1 : sizeof(num) - 1;
-	memcpy(num, l + k + 1, n);
-	num[n] = '\0';
-	if (sscanf(num, "%llu", &v) != 1)
-		return -EINVAL;
-	*ret = (uint64_t)v * 1024;
-	return 1;
+	return r == -ENOENT ? 0 : r < 0 ? -EINVAL : 1;
 }
 
 int smaps_parse_exec(const char *buf, size_t len, struct text_mappings *ret)
@@ -84,35 +76,6 @@ int smaps_parse_exec(const char *buf, size_t len, struct text_mappings *ret)
 bad:
 	text_mappings_done(&out);
 	return -EINVAL;
-}
-
-int keyed_value(const char *buf, size_t len, const char *key, uint64_t *ret)
-{
-	const char *p = buf, *end = buf + len;
-	size_t k = strlen(key);
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
-
-		if (l > k + 1 && memcmp(p, key, k) == 0 && p[k] == ' ') {
-			char num[32];
-			char *e;
-			size_t nl_ = l - k - 1;
-
-			if (nl_ >= sizeof(num))
-				return -EINVAL;
-			memcpy(num, p + k + 1, nl_);
-			num[nl_] = '\0';
-			errno = 0;
-			*ret = strtoull(num, &e, 10);
-			if (errno || e == num || *e)
-				return -EINVAL;
-			return 0;
-		}
-		p = nl ? nl + 1 : end;
-	}
-	return -ENOENT;
 }
 
 int proc_stat_majflt(const char *buf, size_t len, uint64_t *ret)
@@ -194,11 +157,11 @@ uint64_t read_cgroup_majflt(int cgroup_root_fd, const char *cgroup, const char *
 
 	if (cgroup_file(cgroup_root_fd, cgroup, "memory.stat", &buf, &len) < 0)
 		return STAT_UNKNOWN;
-	if (keyed_value(buf, len, "pgmajfault_exec", &v) == 0) {
+	if (procfs_field_u64(buf, len, "pgmajfault_exec", ' ', &v) == 0) {
 		*ret_key = "pgmajfault_exec";
 		return v;
 	}
-	if (keyed_value(buf, len, "pgmajfault", &v) == 0) {
+	if (procfs_field_u64(buf, len, "pgmajfault", ' ', &v) == 0) {
 		*ret_key = "pgmajfault";
 		return v;
 	}
@@ -212,7 +175,7 @@ uint64_t read_cgroup_breaches(int cgroup_root_fd, const char *cgroup)
 	uint64_t v;
 
 	if (cgroup_file(cgroup_root_fd, cgroup, "memory.events", &buf, &len) < 0 ||
-	    keyed_value(buf, len, "exec_protect", &v) < 0)
+	    procfs_field_u64(buf, len, "exec_protect", ' ', &v) < 0)
 		return STAT_UNKNOWN;
 	return v;
 }

@@ -27,10 +27,6 @@ struct text_mappings {
 int smaps_parse_exec(const char *buf, size_t len, struct text_mappings *ret);
 void text_mappings_done(struct text_mappings *m);
 
-/* The value of KEY in "KEY VALUE" lines (memory.stat, memory.events);
- * -ENOENT when absent. */
-int keyed_value(const char *buf, size_t len, const char *key, uint64_t *ret);
-
 /* majflt (field 12) of /proc/PID/stat text; the comm may hold ") ". */
 int proc_stat_majflt(const char *buf, size_t len, uint64_t *ret);
 

@@ -15,7 +15,10 @@ static void iterp(struct libmnt_iter **i)
 	mnt_free_iter(*i);
 }
 
-int cgroup2_find_mount(const char *mountinfo, char **ret_path)
+/* The target of the mount in mountinfo that matches: cgroup2 (the
+ * unified location preferred, else the first), or the v1 hierarchy with
+ * the memory controller among its super options. */
+static int find_cgroup_mount(const char *mountinfo, bool v1_memory, char **ret_path)
 {
 	_cleanup_(tablep) struct libmnt_table *tb = NULL;
 	_cleanup_(iterp) struct libmnt_iter *it = NULL;
@@ -33,9 +36,18 @@ int cgroup2_find_mount(const char *mountinfo, char **ret_path)
 	while (mnt_table_next_fs(tb, it, &fs) == 0) {
 		const char *target = mnt_fs_get_target(fs);
 
-		if (!target || !mnt_fs_match_fstype(fs, "cgroup2"))
+		if (!target)
 			continue;
-		/* Prefer the unified location; else the first one. */
+		if (v1_memory) {
+			const char *opts = mnt_fs_get_fs_options(fs);
+
+			if (mnt_fs_match_fstype(fs, "cgroup") && opts &&
+			    mnt_optstr_get_option(opts, "memory", NULL, NULL) == 0)
+				return (*ret_path = strdup(target)) ? 0 : -ENOMEM;
+			continue;
+		}
+		if (!mnt_fs_match_fstype(fs, "cgroup2"))
+			continue;
 		if (!best || streq(target, "/sys/fs/cgroup")) {
 			free(best);
 			best = strdup(target);
@@ -47,6 +59,16 @@ int cgroup2_find_mount(const char *mountinfo, char **ret_path)
 		return -ENOENT;
 	*ret_path = TAKE_PTR(best);
 	return 0;
+}
+
+int cgroup2_find_mount(const char *mountinfo, char **ret_path)
+{
+	return find_cgroup_mount(mountinfo, false, ret_path);
+}
+
+int cgroup1_find_memory_mount(const char *mountinfo, char **ret_path)
+{
+	return find_cgroup_mount(mountinfo, true, ret_path);
 }
 
 int cgroup_parse_proc_cgroup(const char *buf, size_t len, char **ret_path)

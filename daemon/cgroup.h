@@ -12,6 +12,10 @@
  * ones at /sys/fs/cgroup/unified; the first is preferred. */
 int cgroup2_find_mount(const char *mountinfo, char **ret_path);
 
+/* The cgroup v1 hierarchy with the memory controller, found the same
+ * way; -ENOENT on pure cgroup2 systems. */
+int cgroup1_find_memory_mount(const char *mountinfo, char **ret_path);
+
 /* From /proc/PID/cgroup text, the cgroup2 ("0::") path. -ENOENT if the
  * process has none, -EBADMSG if the text is ambiguous (a cgroup name
  * with a newline can forge a second line). */

@@ -1002,39 +1002,3 @@ int lockset_unit_stats(const struct lockset *ls, struct lockset_unit_stat **ret,
 	*ret_n = ls->n_units;
 	return 0;
 }
-
-int meminfo_parse_total(const char *buf, size_t len, uint64_t *ret_bytes)
-{
-	static const char key[] = "MemTotal:";
-	const char *p = buf, *end = buf + len;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-
-		if ((size_t)(le - p) > sizeof(key) - 1 && memcmp(p, key, sizeof(key) - 1) == 0) {
-			uint64_t v = 0;
-			const char *s = p + sizeof(key) - 1;
-			bool digits = false;
-
-			while (s < le && *s == ' ')
-				s++;
-			for (; s < le && *s >= '0' && *s <= '9'; s++) {
-				if (v > (UINT64_MAX / 1024 - 9) / 10)
-					return -ERANGE;
-				v = v * 10 + (uint64_t)(*s - '0');
-				digits = true;
-			}
-			if (!digits)
-				return -EINVAL;
-			while (s < le && *s == ' ')
-				s++;
-			if (le - s != 2 || memcmp(s, "kB", 2) != 0)
-				return -EINVAL;
-			*ret_bytes = v * 1024;
-			return 0;
-		}
-		p = le + 1;
-	}
-	return -ENOENT;
-}

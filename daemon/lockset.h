@@ -226,7 +226,6 @@ int lockset_file_stats(const struct lockset *ls, struct lockset_file_stat **ret,
 int lockset_unit_stats(const struct lockset *ls, struct lockset_unit_stat **ret, size_t *ret_n);
 
 /* Pure helpers shared with the tests. */
-int meminfo_parse_total(const char *buf, size_t len, uint64_t *ret_bytes);
 /* Page-align a mapping: [offset, offset + length) rounded out to pages. */
 void lock_key_from_mapping(uint64_t dev, uint64_t ino, uint64_t file_offset, uint64_t length,
 			   size_t page_size, struct lock_key *ret);

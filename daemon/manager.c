@@ -18,6 +18,7 @@
 #include "hashmap.h"
 #include "manager.h"
 #include "maps.h"
+#include "procfs.h"
 #include "util.h"
 
 #define RX_BUFFER_SIZE (64 * 1024)
@@ -103,20 +104,16 @@ static bool proc_dir_exited(int dir_fd)
 {
 	char buf[2048];
 	_cleanup_close_ int fd = openat(dir_fd, "status", O_RDONLY | O_CLOEXEC);
-	const char *state, *threads;
+	struct proc_status st;
 	ssize_t n;
 
 	if (fd < 0)
 		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, sizeof(buf));
 	if (n <= 0)
 		return true;
-	buf[n] = '\0';
-	state = strstr(buf, "\nState:\t");
-	threads = strstr(buf, "\nThreads:\t");
-	if (!state || (state[8] != 'Z' && state[8] != 'X'))
-		return false;
-	return !threads || strtoul(threads + 10, NULL, 10) <= 1;
+	/* A status we cannot read says nothing: alive as far as we know. */
+	return proc_status_parse(buf, (size_t)n, &st) == 0 && proc_status_exited(&st);
 }
 
 /* The process behind a pin has exited (or the fd is bad). */

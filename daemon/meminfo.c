@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgroup.h"
 #include "meminfo.h"
+#include "procfs.h"
 #include "util.h"
 
 /* Each line of buf in turn: [p, le). */
@@ -13,74 +15,9 @@
 	     ((le = memchr(p, '\n', (size_t)(le_end_ - p))) || (le = le_end_));            \
 	     p = le + 1)
 
-static int parse_u64(const char *s, const char *end, const char **ret_end, uint64_t *ret)
-{
-	uint64_t v = 0;
-	bool digits = false;
-
-	for (; s < end && *s >= '0' && *s <= '9'; s++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return -ERANGE;
-		v = v * 10 + (uint64_t)(*s - '0');
-		digits = true;
-	}
-	if (!digits)
-		return -EINVAL;
-	*ret_end = s;
-	*ret = v;
-	return 0;
-}
-
-int meminfo_parse_kb(const char *buf, size_t len, const char *key, uint64_t *ret_bytes)
-{
-	size_t kl = strlen(key);
-
-	FOR_EACH_LINE(p, le, buf, len) {
-		const char *s;
-		uint64_t v;
-		int r;
-
-		if ((size_t)(le - p) <= kl || memcmp(p, key, kl) != 0 || p[kl] != ':')
-			continue;
-		s = p + kl + 1;
-		while (s < le && *s == ' ')
-			s++;
-		r = parse_u64(s, le, &s, &v);
-		if (r < 0)
-			return r;
-		while (s < le && *s == ' ')
-			s++;
-		if (le - s != 2 || memcmp(s, "kB", 2) != 0)
-			return -EINVAL;
-		if (v > UINT64_MAX / 1024)
-			return -ERANGE;
-		*ret_bytes = v * 1024;
-		return 0;
-	}
-	return -ENOENT;
-}
-
-int memstat_parse(const char *buf, size_t len, const char *key, uint64_t *ret)
-{
-	size_t kl = strlen(key);
-
-	FOR_EACH_LINE(p, le, buf, len) {
-		const char *s;
-		int r;
-
-		if ((size_t)(le - p) <= kl || memcmp(p, key, kl) != 0 || p[kl] != ' ')
-			continue;
-		r = parse_u64(p + kl + 1, le, &s, ret);
-		if (r < 0)
-			return r;
-		return s == le ? 0 : -EINVAL;
-	}
-	return -ENOENT;
-}
-
 int memlimit_parse(const char *buf, size_t len, uint64_t *ret)
 {
-	const char *end = buf + len, *s;
+	const char *end = buf + len;
 
 	while (end > buf && (end[-1] == '\n' || end[-1] == ' '))
 		end--;
@@ -88,9 +25,7 @@ int memlimit_parse(const char *buf, size_t len, uint64_t *ret)
 		*ret = UINT64_MAX;
 		return 0;
 	}
-	if (parse_u64(buf, end, &s, ret) < 0 || s != end)
-		return -EINVAL;
-	return 0;
+	return procfs_parse_u64(buf, (size_t)(end - buf), ret) < 0 ? -EINVAL : 0;
 }
 
 uint64_t mem_headroom(uint64_t limit, uint64_t current, uint64_t reclaimable_file)
@@ -108,16 +43,16 @@ static int read_at(int dirfd, const char *path, char **ret, size_t *ret_len)
 	return read_file_at(dirfd, path, 1 << 16, ret, ret_len);
 }
 
-int meminfo_available(uint64_t *ret)
+int meminfo_available(int proc_fd, uint64_t *ret)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
 	int r;
 
-	r = read_at(AT_FDCWD, "/proc/meminfo", &buf, &len);
+	r = read_at(proc_fd, "meminfo", &buf, &len);
 	if (r < 0)
 		return r;
-	return meminfo_parse_kb(buf, len, "MemAvailable", ret);
+	return procfs_field_kb(buf, len, "MemAvailable", ret);
 }
 
 static int read_u64_at(int dirfd, const char *path, uint64_t *ret)
@@ -142,9 +77,9 @@ static int stat_file(int dirfd, const char *path, const char *k1, const char *k2
 	r = read_at(dirfd, path, &buf, &len);
 	if (r < 0)
 		return r;
-	r = memstat_parse(buf, len, k1, &a);
+	r = procfs_field_u64(buf, len, k1, ' ', &a);
 	if (r >= 0)
-		r = memstat_parse(buf, len, k2, &b);
+		r = procfs_field_u64(buf, len, k2, ' ', &b);
 	if (r < 0)
 		return r;
 	*ret = a + b;
@@ -204,10 +139,10 @@ int memcg1_room(const char *dir, uint64_t mem_total, struct memcg_room *ret)
 	r = read_at(fd, "memory.stat", &buf, &len);
 	if (r < 0)
 		return r;
-	if (memstat_parse(buf, len, "hierarchical_memory_limit", &limit) < 0 || limit >= mem_total)
+	if (procfs_field_u64(buf, len, "hierarchical_memory_limit", ' ', &limit) < 0 || limit >= mem_total)
 		return 0;
-	if (memstat_parse(buf, len, "total_active_file", &a) < 0 ||
-	    memstat_parse(buf, len, "total_inactive_file", &b) < 0)
+	if (procfs_field_u64(buf, len, "total_active_file", ' ', &a) < 0 ||
+	    procfs_field_u64(buf, len, "total_inactive_file", ' ', &b) < 0)
 		return -EINVAL;
 	r = read_u64_at(fd, "memory.usage_in_bytes", &cur);
 	if (r < 0)
@@ -215,28 +150,6 @@ int memcg1_room(const char *dir, uint64_t mem_total, struct memcg_room *ret)
 	ret->headroom = mem_headroom(limit, cur, a + b);
 	ret->limit = limit;
 	return 0;
-}
-
-int memcg1_parse_mount(const char *buf, size_t len, char **ret)
-{
-	FOR_EACH_LINE(p, le, buf, len) {
-		/* "cgroup /sys/fs/cgroup/memory cgroup rw,nosuid,memory 0 0" */
-		char line[1024], dev[256], dir[512], type[64], opts[256];
-		size_t n = (size_t)(le - p);
-
-		if (n >= sizeof(line))
-			continue;
-		memcpy(line, p, n);
-		line[n] = '\0';
-		if (sscanf(line, "%255s %511s %63s %255s", dev, dir, type, opts) != 4 || !streq(type, "cgroup"))
-			continue;
-		for (char *o = strtok(opts, ","); o; o = strtok(NULL, ","))
-			if (streq(o, "memory")) {
-				*ret = strdup(dir);
-				return *ret ? 0 : -ENOMEM;
-			}
-	}
-	return -ENOENT;
 }
 
 int memcg1_parse_cgroup(const char *buf, size_t len, char **ret)
@@ -268,14 +181,11 @@ int memcg1_parse_cgroup(const char *buf, size_t len, char **ret)
 
 int memcg1_dir_of(int proc_pid_fd, char **ret)
 {
-	_cleanup_free_ char *mounts = NULL, *cg = NULL, *mnt = NULL, *rel = NULL;
-	size_t ml = 0, cl = 0;
+	_cleanup_free_ char *cg = NULL, *mnt = NULL, *rel = NULL;
+	size_t cl = 0;
 	int r;
 
-	r = read_at(AT_FDCWD, "/proc/self/mounts", &mounts, &ml);
-	if (r < 0)
-		return r;
-	r = memcg1_parse_mount(mounts, ml, &mnt);
+	r = cgroup1_find_memory_mount(NULL, &mnt);
 	if (r < 0)
 		return r;
 	r = read_at(proc_pid_fd, "cgroup", &cg, &cl);

@@ -7,19 +7,12 @@
  * inactive_file: locked pages are on the unevictable list and not in
  * there). Page cache being churned keeps these high; an anonymous squeeze
  * (or locked memory) drives them down before an OOM kill. The parsers
- * are pure and shared with the tests. */
+ * are pure (procfs.h) and shared with the tests. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* The value of "KEY:  N kB" in /proc/meminfo text, in bytes. */
-int meminfo_parse_kb(const char *buf, size_t len, const char *key, uint64_t *ret_bytes);
-
-/* The value of "KEY N" in a memory.stat-like text (cgroup2 memory.stat,
- * v1 memory.stat); -ENOENT when absent. */
-int memstat_parse(const char *buf, size_t len, const char *key, uint64_t *ret);
 
 /* A limit file's content: a number, or "max" (cgroup2) -> UINT64_MAX. */
 int memlimit_parse(const char *buf, size_t len, uint64_t *ret);
@@ -28,8 +21,8 @@ int memlimit_parse(const char *buf, size_t len, uint64_t *ret);
  * memory. UINT64_MAX when limit is UINT64_MAX. */
 uint64_t mem_headroom(uint64_t limit, uint64_t current, uint64_t reclaimable_file);
 
-/* MemAvailable, in bytes. */
-int meminfo_available(uint64_t *ret);
+/* MemAvailable of proc_fd's meminfo (the proc root), in bytes. */
+int meminfo_available(int proc_fd, uint64_t *ret);
 
 struct memcg_room {
 	uint64_t headroom; /* UINT64_MAX: no limit anywhere */
@@ -48,12 +41,9 @@ int memcg1_room(const char *dir, uint64_t mem_total, struct memcg_room *ret);
 
 /* The v1 memory controller directory of the process whose /proc/PID is
  * proc_pid_fd ("N:memory:/path" in its cgroup file, under the v1 memory
- * mount found in /proc/self/mounts); -ENOENT when there is none (pure
- * cgroup2 systems). *ret is malloc()ed. */
+ * mount that libmount finds in /proc/self/mountinfo); -ENOENT when
+ * there is none (pure cgroup2 systems). *ret is malloc()ed. */
 int memcg1_dir_of(int proc_pid_fd, char **ret);
 
-/* Pure: the memory mount point in /proc/self/mounts text (a "cgroup" file
- * system with the "memory" option), and the memory path in
- * /proc/PID/cgroup text. Both malloc()ed. */
-int memcg1_parse_mount(const char *buf, size_t len, char **ret);
+/* Pure: the memory path in /proc/PID/cgroup text, malloc()ed. */
 int memcg1_parse_cgroup(const char *buf, size_t len, char **ret);

@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 
 #include "lockset.h"
+#include "procfs.h"
 #include "residency.h"
 #include "util.h"
 
@@ -173,14 +174,14 @@ int residency_unlock(void *addr, uint64_t length)
 	return 0;
 }
 
-int residency_mem_total(uint64_t *ret)
+int residency_mem_total(int proc_fd, uint64_t *ret)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
 	int r;
 
-	r = read_file_at(AT_FDCWD, "/proc/meminfo", 1 << 20, &buf, &len);
+	r = read_file_at(proc_fd, "meminfo", 1 << 20, &buf, &len);
 	if (r < 0)
 		return r;
-	return meminfo_parse_total(buf, len, ret);
+	return procfs_field_kb(buf, len, "MemTotal", ret);
 }

@@ -35,5 +35,5 @@ int residency_mincore(void *addr, uint64_t length, unsigned char *vec);
 int residency_lock(void *addr, uint64_t length);
 int residency_unlock(void *addr, uint64_t length);
 
-/* MemTotal of /proc/meminfo, in bytes. */
-int residency_mem_total(uint64_t *ret);
+/* MemTotal of the proc root proc_fd's meminfo, in bytes. */
+int residency_mem_total(int proc_fd, uint64_t *ret);

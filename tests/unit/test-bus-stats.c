@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "bus-stats.h"
+#include "procfs.h"
 #include "test.h"
 #include "util.h"
 
@@ -49,12 +50,12 @@ static void test_keyed(void)
 	static const char stat[] = "anon 4096\nfile 8192\npgmajfault 17\npgmajfault_exec 5\n";
 	uint64_t v = 0;
 
-	CHECK_EQ_INT(keyed_value(stat, sizeof(stat) - 1, "pgmajfault", &v), 0);
+	CHECK_EQ_INT(procfs_field_u64(stat, sizeof(stat) - 1, "pgmajfault", ' ', &v), 0);
 	CHECK_EQ_INT(v, 17);
-	CHECK_EQ_INT(keyed_value(stat, sizeof(stat) - 1, "pgmajfault_exec", &v), 0);
+	CHECK_EQ_INT(procfs_field_u64(stat, sizeof(stat) - 1, "pgmajfault_exec", ' ', &v), 0);
 	CHECK_EQ_INT(v, 5);
-	CHECK_EQ_INT(keyed_value(stat, sizeof(stat) - 1, "pgfault", &v), -ENOENT);
-	CHECK_EQ_INT(keyed_value("low 1 x\n", 8, "low", &v), -EINVAL);
+	CHECK_EQ_INT(procfs_field_u64(stat, sizeof(stat) - 1, "pgfault", ' ', &v), -ENOENT);
+	CHECK_EQ_INT(procfs_field_u64("low 1 x\n", 8, "low", ' ', &v), -EINVAL);
 }
 
 static void test_majflt(void)

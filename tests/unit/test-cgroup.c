@@ -71,7 +71,8 @@ static void test_relative(void)
 	CHECK_EQ_INT(cgroup_relative("/a/..b", &r), 0);
 }
 
-static void check_mount(const char *mountinfo, int want_r, const char *want)
+static void check_mount_of(int (*find)(const char *, char **), const char *mountinfo, int want_r,
+			   const char *want)
 {
 	char path[] = "/tmp/execguard-mountinfo-XXXXXX";
 	int fd = mkstemp(path);
@@ -80,11 +81,16 @@ static void check_mount(const char *mountinfo, int want_r, const char *want)
 	CHECK(fd >= 0);
 	CHECK(write(fd, mountinfo, strlen(mountinfo)) == (ssize_t)strlen(mountinfo));
 	close(fd);
-	CHECK_EQ_INT(cgroup2_find_mount(path, &found), want_r);
+	CHECK_EQ_INT(find(path, &found), want_r);
 	if (want)
 		CHECK_STREQ(found, want);
 	free(found);
 	unlink(path);
+}
+
+static void check_mount(const char *mountinfo, int want_r, const char *want)
+{
+	check_mount_of(cgroup2_find_mount, mountinfo, want_r, want);
 }
 
 static void test_find_mount(void)
@@ -107,4 +113,26 @@ static void test_find_mount(void)
 	}
 }
 
-TEST_MAIN(test_proc_cgroup, test_unit, test_relative, test_find_mount)
+/* The v1 memory hierarchy: the controller is a super option, whole. */
+static void test_find_memory_mount(void)
+{
+	static const char hybrid[] =
+		"30 25 0:26 / /sys/fs/cgroup ro - tmpfs tmpfs ro,mode=755\n"
+		"31 30 0:27 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+		"33 30 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+		"34 30 0:30 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory\n";
+
+	check_mount_of(cgroup1_find_memory_mount, hybrid, 0, "/sys/fs/cgroup/memory");
+	check_mount_of(cgroup1_find_memory_mount,
+		       "35 30 0:31 / /sys/fs/cgroup/x rw - cgroup cgroup rw,memory_pressure\n"
+		       "36 30 0:32 / /sys/fs/cgroup/m rw - cgroup cgroup rw,xattr,memory,release_agent=/a\n",
+		       0, "/sys/fs/cgroup/m");
+	/* "memory" among the mount (not super) options of a cgroup2 mount
+	 * or of another file system is not a v1 memory hierarchy. */
+	check_mount_of(cgroup1_find_memory_mount,
+		       "31 30 0:27 / /sys/fs/cgroup rw,memory - cgroup2 cgroup2 rw,memory_recursiveprot\n"
+		       "37 30 0:33 / /mnt rw - tmpfs tmpfs rw,memory\n",
+		       -ENOENT, NULL);
+}
+
+TEST_MAIN(test_proc_cgroup, test_unit, test_relative, test_find_mount, test_find_memory_mount)

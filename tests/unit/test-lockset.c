@@ -511,60 +511,9 @@ static void test_random(void)
 	lockset_free(ls);
 }
 
-static void test_meminfo(void)
+static void test_memlimit(void)
 {
-	static const struct {
-		const char *in;
-		int r;
-		uint64_t v;
-	} t[] = {
-		{ "MemTotal:       24683584 kB\nMemFree: 1 kB\n", 0, 24683584ull * 1024 },
-		{ "MemFree: 1 kB\nMemTotal: 2 kB", 0, 2048 },
-		{ "MemTotal: kB\n", -EINVAL, 0 },
-		{ "MemTotal: 12 MB\n", -EINVAL, 0 },
-		{ "MemFree: 1 kB\n", -ENOENT, 0 },
-		{ "MemTotal: 99999999999999999999999 kB\n", -ERANGE, 0 },
-	};
-
-	for (size_t i = 0; i < ELEMENTSOF(t); i++) {
-		uint64_t v = 0;
-		int r = meminfo_parse_total(t[i].in, strlen(t[i].in), &v);
-
-		CHECK(r == t[i].r);
-		if (r == 0)
-			CHECK(v == t[i].v);
-	}
-}
-
-static void test_meminfo_available(void)
-{
-	static const char mi[] = "MemTotal:        1015128 kB\nMemFree:            8456 kB\n"
-				 "MemAvailable:      37148 kB\nMlocked:          939008 kB\n";
 	uint64_t v = 0;
-
-	CHECK(meminfo_parse_kb(mi, strlen(mi), "MemAvailable", &v) == 0 && v == 37148ull * 1024);
-	CHECK(meminfo_parse_kb(mi, strlen(mi), "MemTotal", &v) == 0 && v == 1015128ull * 1024);
-	/* A key is whole: "Mem" is not MemFree. */
-	CHECK(meminfo_parse_kb(mi, strlen(mi), "Mem", &v) == -ENOENT);
-	CHECK(meminfo_parse_kb(mi, strlen(mi), "SwapTotal", &v) == -ENOENT);
-	CHECK(meminfo_parse_kb("MemAvailable: x kB\n", 19, "MemAvailable", &v) == -EINVAL);
-}
-
-static void test_memstat(void)
-{
-	static const char st[] = "anon 1000\nfile 2000\nactive_file 300\ninactive_file 700\n"
-				 "unevictable 4096\ntotal_active_file 5\n";
-	static const char v1[] = "cache 1\nhierarchical_memory_limit 33554432\n"
-				 "total_inactive_file 4096\ntotal_active_file 8192";
-	uint64_t v = 0;
-
-	CHECK(memstat_parse(st, strlen(st), "active_file", &v) == 0 && v == 300);
-	CHECK(memstat_parse(st, strlen(st), "inactive_file", &v) == 0 && v == 700);
-	CHECK(memstat_parse(st, strlen(st), "file", &v) == 0 && v == 2000);
-	CHECK(memstat_parse(st, strlen(st), "active_anon", &v) == -ENOENT);
-	CHECK(memstat_parse(v1, strlen(v1), "total_active_file", &v) == 0 && v == 8192);
-	CHECK(memstat_parse(v1, strlen(v1), "hierarchical_memory_limit", &v) == 0 && v == 33554432);
-	CHECK(memstat_parse("file 12x\n", 9, "file", &v) == -EINVAL);
 
 	CHECK(memlimit_parse("max\n", 4, &v) == 0 && v == UINT64_MAX);
 	CHECK(memlimit_parse("33554432\n", 9, &v) == 0 && v == 33554432);
@@ -580,19 +529,10 @@ static void test_memstat(void)
 
 static void test_memcg1_parse(void)
 {
-	static const char mounts[] =
-		"sysfs /sys sysfs rw,nosuid 0 0\n"
-		"cgroup2 /sys/fs/cgroup/unified cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\n"
-		"cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,relatime,cpu,cpuacct 0 0\n"
-		"cgroup /sys/fs/cgroup/memory cgroup rw,nosuid,nodev,noexec,relatime,memory 0 0\n";
 	static const char cg[] = "12:pids:/x\n5:cpu,cpuacct:/y\n4:memory:/system.slice/a.service\n"
 				 "0::/system.slice/a.service\n";
 	char *s = NULL;
 
-	CHECK(memcg1_parse_mount(mounts, strlen(mounts), &s) == 0 && streq(s, "/sys/fs/cgroup/memory"));
-	free(s);
-	s = NULL;
-	CHECK(memcg1_parse_mount(mounts, 32, &s) == -ENOENT);
 	CHECK(memcg1_parse_cgroup(cg, strlen(cg), &s) == 0 && streq(s, "/system.slice/a.service"));
 	free(s);
 	s = NULL;
@@ -628,4 +568,4 @@ static void test_psi_format(void)
 
 TEST_MAIN(test_key_alignment, test_refcount_shared, test_same_unit_counts_once, test_replaced_file,
 	  test_budgets, test_growth_and_runs, test_pressure, test_unit_pressure, test_failed_once,
-	  test_random, test_meminfo, test_meminfo_available, test_memstat, test_memcg1_parse, test_psi_format)
+	  test_random, test_memlimit, test_memcg1_parse, test_psi_format)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's state: it owns the sd-event loop and every source in it
- * (proc connector, signals, timers, watchdog), the policy, the tracked
- * processes and the backend. */
+ * (proc connector, signals, timers, watchdog; each stored, described,
+ * and its arming checked), the policy, the tracked processes and the
+ * backend. Its parts share manager-internal.h. */
 #pragma once
 
 #include <stdbool.h>

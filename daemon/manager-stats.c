@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What the manager counts and how it reports it: exec-to-decision
+ * latency samples, the stats line (SIGUSR1, at exit), STATUS= for
+ * systemd, and the figures the D-Bus interface reads. */
+#include <stdio.h>
+#include <sys/resource.h>
+#include <systemd/sd-daemon.h>
+
+#include "manager-internal.h"
+
+void record_latency(struct manager *m, uint64_t exec_ts)
+{
+	uint64_t now = now_ns();
+	uint64_t us = now > exec_ts ? (now - exec_ts) / 1000 : 0;
+
+	m->latency_us[m->n_latency++ % LATENCY_SAMPLES] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void latency_percentiles(struct manager *m, uint32_t *p50, uint32_t *p99, uint32_t *max)
+{
+	size_t n = m->n_latency < LATENCY_SAMPLES ? m->n_latency : LATENCY_SAMPLES;
+	uint32_t *copy;
+
+	*p50 = *p99 = *max = 0;
+	if (!n)
+		return;
+	copy = malloc(n * sizeof(uint32_t));
+	if (!copy)
+		return;
+	memcpy(copy, m->latency_us, n * sizeof(uint32_t));
+	qsort(copy, n, sizeof(uint32_t), cmp_u32);
+	*p50 = copy[n / 2];
+	*p99 = copy[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
+	*max = copy[n - 1];
+	free(copy);
+}
+
+void log_stats(struct manager *m, const char *when)
+{
+	struct rusage ru;
+	uint32_t p50, p99, max;
+	double cpu_us;
+
+	getrusage(RUSAGE_SELF, &ru);
+	cpu_us = (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
+		 (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
+	latency_percentiles(m, &p50, &p99, &max);
+	log_notice("stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %u us p99 %u us max %u us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu, connector wake-ups %llu, exec batches %llu, waits for unit sections %llu",
+		   when, (unsigned long long)m->n_exec, (unsigned long long)m->n_exit,
+		   (unsigned long long)m->n_decisions, (unsigned long long)m->n_protect_decisions,
+		   (unsigned long long)m->n_looks, (unsigned long long)m->n_gone_early,
+		   (unsigned long long)m->n_overflows, (unsigned long long)m->n_full_rescans,
+		   (unsigned long long)m->n_backend_errors, p50, p99, max,
+		   (unsigned long long)(m->n_latency < LATENCY_SAMPLES ? m->n_latency : LATENCY_SAMPLES),
+		   cpu_us, ru.ru_maxrss, m->procs.n_items, (unsigned long long)m->n_connector_wakeups,
+		   (unsigned long long)m->n_exec_batches, (unsigned long long)m->n_unit_waits);
+}
+
+void update_status(struct manager *m, const char *prefix)
+{
+	char backend[256];
+
+	m->backend_ops->describe(m->backend, backend, sizeof(backend));
+	sd_notifyf(false, "STATUS=%s%sbackend %s%s: %zu processes protected; %s; %llu execs seen, %llu overflows",
+		   strempty(prefix), prefix ? " " : "", m->backend_ops->name,
+		   m->args.dry_run ? " (dry run)" : "", m->procs.n_items, backend,
+		   (unsigned long long)m->n_exec, (unsigned long long)m->n_overflows);
+	m->status_dirty = false;
+}
+
+int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+
+	if (m->status_dirty)
+		update_status(m, NULL);
+	return manager_timer_set(m, s, usec + STATUS_INTERVAL_USEC);
+}
+
+void manager_get_stats(struct manager *m, struct manager_stats *ret)
+{
+	*ret = (struct manager_stats){
+		.backend = m->backend_ops ? m->backend_ops->name : "none",
+		.dry_run = m->args.dry_run,
+		.processes_protected = m->procs.n_items,
+		.exec_events = m->n_exec,
+		.exit_events = m->n_exit,
+		.decisions = m->n_decisions,
+		.overflows = m->n_overflows,
+		.full_rescans = m->n_full_rescans,
+		.backend_errors = m->n_backend_errors,
+	};
+	latency_percentiles(m, &ret->latency_p50_us, &ret->latency_p99_us, &ret->latency_max_us);
+}
+
+int on_stats(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)s;
+	(void)si;
+	log_stats(m, "on request");
+	if (m->backend_ops->log_stats)
+		m->backend_ops->log_stats(m->backend);
+	return 0;
+}
+

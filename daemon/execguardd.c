@@ -4,10 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bus.h"
 #include "manager.h"
 #include "policy.h"
-#include "units.h"
 #include "util.h"
 
 struct options {
@@ -210,39 +208,18 @@ static int check_config(const struct options *o)
 	return r < 0 ? 1 : 0;
 }
 
-/* The D-Bus interface and the unit lookup, between picking the backend
- * and the first scan (which already reads units' sections). */
-static int start_bus(struct manager *m, struct units **ret_units, struct bus **ret_bus)
-{
-	int r = units_new(m, ret_units);
-
-	if (r >= 0)
-		r = bus_new(m, *ret_units, ret_bus);
-	if (r < 0)
-		log_error_errno(r, "cannot set up the D-Bus interface: %m");
-	return r;
-}
-
 static int run(const struct options *o)
 {
 	struct manager *m = NULL;
-	struct units *u = NULL;
-	struct bus *b = NULL;
 	int r;
 
 	r = manager_new(&o->args, &m);
-	if (r < 0)
-		return 1;
-	if ((r = manager_load_policy(m)) < 0 || (r = manager_pick_backend(m)) < 0 ||
-	    (r = start_bus(m, &u, &b)) < 0 || (r = manager_start_events(m)) < 0 ||
-	    (r = manager_drop_privileges(m)) < 0 || (r = manager_scan(m)) < 0 || (r = manager_run(m)) < 0)
-		r = 1;
-	else
-		r = 0;
-	bus_free(b);
-	units_free(u);
+	if (r >= 0)
+		r = manager_start(m);
+	if (r >= 0)
+		r = manager_run(m);
 	manager_free(m);
-	return r;
+	return r < 0 ? 1 : 0;
 }
 
 int main(int argc, char **argv)

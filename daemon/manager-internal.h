@@ -60,6 +60,8 @@ struct manager {
 	bool overflow_pending; /* lost events; rescan once the queue is empty */
 	bool pin_by_proc_dir;  /* no pidfd_open (before 5.3, valgrind 3.19) */
 
+	struct units *units; /* [X-ExecGuard] sections over sd-bus */
+	struct bus *bus;     /* the D-Bus interface */
 	struct policy policy;
 	enum backend_choice backend_choice;
 	const struct backend_ops *backend_ops;

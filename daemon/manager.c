@@ -10,9 +10,11 @@
 
 #include "caps.h"
 #include "cgroup.h"
+#include "bus.h"
 #include "cnproc.h"
 #include "manager-internal.h"
 #include "maps.h"
+#include "units.h"
 
 static void log_policy_errors(const struct policy *p, const char *what)
 {
@@ -750,6 +752,28 @@ int manager_pick_backend(struct manager *m)
 	return 0;
 }
 
+int manager_start_bus(struct manager *m)
+{
+	int r = units_new(m, &m->units);
+
+	if (r >= 0)
+		r = bus_new(m, m->units, &m->bus);
+	if (r < 0)
+		return log_error_errno(r, "cannot set up the D-Bus interface: %m");
+	return 0;
+}
+
+int manager_start(struct manager *m)
+{
+	int r;
+
+	if ((r = manager_load_policy(m)) < 0 || (r = manager_pick_backend(m)) < 0 ||
+	    (r = manager_start_bus(m)) < 0 || (r = manager_start_events(m)) < 0 ||
+	    (r = manager_drop_privileges(m)) < 0 || (r = manager_scan(m)) < 0)
+		return r;
+	return 0;
+}
+
 int manager_start_events(struct manager *m)
 {
 	struct utsname u;
@@ -838,6 +862,9 @@ struct manager *manager_free(struct manager *m)
 
 	if (!m)
 		return NULL;
+	/* The interface and the lookups first: they call into the rest. */
+	m->bus = bus_free(m->bus);
+	m->units = units_free(m->units);
 	for (;;) {
 		i = 0;
 		e = hashmap_next(&m->procs, &i, NULL);

@@ -66,9 +66,16 @@ struct manager_explanation {
 int manager_new(const struct manager_args *args, struct manager **ret);
 struct manager *manager_free(struct manager *m);
 
-/* Steps of a start, in order; each logs its own failure. */
+/* The whole start, in order: policy, backend, D-Bus interface and unit
+ * lookup, connector, capabilities, first scan. */
+int manager_start(struct manager *m);
+/* Its steps (tests take some); each logs its own failure. */
 int manager_load_policy(struct manager *m);
 int manager_pick_backend(struct manager *m);
+/* The unit lookup and the D-Bus interface, owned by the manager:
+ * between picking the backend and the first scan, which already reads
+ * units' sections. */
+int manager_start_bus(struct manager *m);
 int manager_start_events(struct manager *m);
 /* Keep only the capabilities the backend needs (after the connector and
  * the bus are set up). */

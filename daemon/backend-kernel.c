@@ -298,19 +298,15 @@ static int for_each_prefix(struct kstate *s, const char *path, int delta)
 	struct kcgroup *chain[256];
 	size_t n = 0;
 
-	for (const char *p = path + 1;; p++) {
-		if (*p == '/' || *p == '\0') {
-			struct kcgroup *c;
+	for (size_t l = 0; cgroup_next_ancestor(path, &l);) {
+		struct kcgroup *c;
 
-			if (n == ELEMENTSOF(chain))
-				return -E2BIG;
-			c = get_cgroup(s, path, (size_t)(p - path));
-			if (!c)
-				return -ENOMEM;
-			chain[n++] = c;
-			if (!*p)
-				break;
-		}
+		if (n == ELEMENTSOF(chain))
+			return -E2BIG;
+		c = get_cgroup(s, path, l);
+		if (!c)
+			return -ENOMEM;
+		chain[n++] = c;
 	}
 	if (delta > 0) {
 		for (size_t i = 0; i < n; i++)

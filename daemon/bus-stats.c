@@ -183,7 +183,6 @@ uint64_t read_cgroup_breaches(int cgroup_root_fd, const char *cgroup)
 int read_exec_protect_effective(int cgroup_root_fd, const char *cgroup, char **ret_where)
 {
 	_cleanup_free_ char *copy = NULL;
-	size_t l;
 
 	if (!cgroup || cgroup[0] != '/')
 		return -EINVAL;
@@ -191,17 +190,11 @@ int read_exec_protect_effective(int cgroup_root_fd, const char *cgroup, char **r
 	if (!copy)
 		return -ENOMEM;
 	/* From the top: the first ancestor without it is the answer. */
-	l = 0;
-	for (;;) {
+	for (size_t l = 0; cgroup_next_ancestor(cgroup, &l);) {
 		_cleanup_free_ char *buf = NULL;
-		size_t n, len;
+		size_t len;
 		char save;
 
-		l += strspn(copy + l, "/");
-		if (!copy[l])
-			break;
-		n = strcspn(copy + l, "/");
-		l += n;
 		save = copy[l];
 		copy[l] = '\0';
 		if (cgroup_file(cgroup_root_fd, copy, "memory.exec_protect", &buf, &len) < 0)

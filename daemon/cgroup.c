@@ -143,6 +143,18 @@ int cgroup_unit_of(pid_t pid, const char *cgroup_path, bool systemd, char **ret_
 	return cgroup_path_to_unit(cgroup_path, ret_unit);
 }
 
+bool cgroup_next_ancestor(const char *path, size_t *len)
+{
+	const char *p = path + *len;
+
+	p += strspn(p, "/");
+	if (!*p)
+		return false;
+	p += strcspn(p, "/");
+	*len = (size_t)(p - path);
+	return true;
+}
+
 int cgroup_relative(const char *cgroup_path, const char **ret)
 {
 	const char *p;

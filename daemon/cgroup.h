@@ -31,6 +31,12 @@ int cgroup_path_to_unit(const char *path, char **ret_unit);
  * of /proc/PID/cgroup); explain compares the two. */
 int cgroup_unit_of(pid_t pid, const char *cgroup_path, bool systemd, char **ret_unit);
 
+/* The one walk over a cgroup's ancestors, top-down and the cgroup
+ * itself last: "/a/b" gives "/a", then "/a/b", as lengths of prefixes
+ * of path (leading and doubled slashes skipped; works on "a/b" too).
+ * Start with *len = 0; false when there is no further level. */
+bool cgroup_next_ancestor(const char *path, size_t *len);
+
 /* "/a/b/c" -> "a/b/c": a path usable with openat() on the mount fd.
  * Refuses "." and ".." components. */
 int cgroup_relative(const char *cgroup_path, const char **ret);

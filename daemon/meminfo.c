@@ -88,20 +88,17 @@ static int stat_file(int dirfd, const char *path, const char *k1, const char *k2
 
 int memcg2_room(int root_fd, const char *rel, uint64_t mem_total, struct memcg_room *ret)
 {
-	_cleanup_free_ char *path = NULL;
 	struct memcg_room best = { UINT64_MAX, UINT64_MAX };
-	char *slash;
 
-	while (*rel == '/')
-		rel++;
-	path = strdup(rel);
-	if (!path)
-		return -ENOMEM;
-	/* From the cgroup up, each level below the root. */
-	while (*path) {
-		_cleanup_close_ int fd = openat(root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Each level below the root, down to the cgroup. */
+	for (size_t l = 0; cgroup_next_ancestor(rel, &l);) {
+		_cleanup_free_ char *path = strndup(rel, l);
+		_cleanup_close_ int fd = -1;
 		uint64_t max = UINT64_MAX, high = UINT64_MAX, cur, file, limit;
 
+		if (!path)
+			return -ENOMEM;
+		fd = openat(root_fd, path + strspn(path, "/"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			return -errno;
 		(void)read_u64_at(fd, "memory.max", &max);
@@ -116,10 +113,6 @@ int memcg2_room(int root_fd, const char *rel, uint64_t mem_total, struct memcg_r
 				best.limit = limit;
 			}
 		}
-		slash = strrchr(path, '/');
-		if (!slash)
-			break;
-		*slash = '\0';
 	}
 	*ret = best;
 	return 0;

@@ -135,4 +135,26 @@ static void test_find_memory_mount(void)
 		       -ENOENT, NULL);
 }
 
-TEST_MAIN(test_proc_cgroup, test_unit, test_relative, test_find_mount, test_find_memory_mount)
+static void check_ancestors(const char *path, const char *want)
+{
+	char got[256] = "";
+
+	for (size_t l = 0; cgroup_next_ancestor(path, &l);) {
+		CHECK(strlen(got) + l + 2 < sizeof(got));
+		strncat(got, path, l);
+		strcat(got, "|");
+	}
+	CHECK_STREQ(got, want);
+}
+
+static void test_ancestors(void)
+{
+	check_ancestors("/a/b/c", "/a|/a/b|/a/b/c|");
+	check_ancestors("/system.slice/x.service", "/system.slice|/system.slice/x.service|");
+	check_ancestors("a/b", "a|a/b|");
+	check_ancestors("//a//b/", "//a|//a//b|");
+	check_ancestors("/", "");
+	check_ancestors("", "");
+}
+
+TEST_MAIN(test_proc_cgroup, test_unit, test_relative, test_find_mount, test_find_memory_mount, test_ancestors)

@@ -1054,9 +1054,14 @@ static void apply_settings(struct lock_backend *b, const struct daemon_settings 
 	}
 }
 
+static void lock_destroyp(struct lock_backend **b)
+{
+	lock_destroy(*b);
+}
+
 static int lock_create(const struct backend_env *env, void **ret_state)
 {
-	struct lock_backend *b;
+	_cleanup_(lock_destroyp) struct lock_backend *b = NULL;
 	long ps = sysconf(_SC_PAGESIZE);
 	int r;
 
@@ -1071,20 +1076,18 @@ static int lock_create(const struct backend_env *env, void **ret_state)
 	b->cgroup_root_fd = env->cgroup_root_fd >= 0 ? fcntl(env->cgroup_root_fd, F_DUPFD_CLOEXEC, 3) : -1;
 	b->proc_fd = env->proc_fd >= 0 ? fcntl(env->proc_fd, F_DUPFD_CLOEXEC, 3) :
 					 open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (b->proc_fd < 0) {
-		r = -errno;
-		goto fail;
-	}
+	if (b->proc_fd < 0)
+		return -errno;
 	r = residency_mem_total(b->proc_fd, &b->mem_total);
 	if (r < 0)
-		goto fail;
+		return r;
 	apply_settings(b, env->settings);
 	r = lockset_new(b->page_size, &lock_ops, b, &b->ls);
 	if (r < 0)
-		goto fail;
+		return r;
 	r = setup_sources(b);
 	if (r < 0)
-		goto fail;
+		return r;
 	{
 		struct log_fields f = LOG_FIELDS_INIT;
 		char cap[32] = "no cap";
@@ -1098,11 +1101,8 @@ static int lock_create(const struct backend_env *env, void **ret_state)
 			  cap, recheck_sec(&b->settings), b->psi ? psi_trigger_path(b->psi) : "none",
 			  b->dry_run ? " (dry run: nothing is locked)" : "");
 	}
-	*ret_state = b;
+	*ret_state = TAKE_PTR(b);
 	return 0;
-fail:
-	lock_destroy(b);
-	return r;
 }
 
 static void report_skipped_kind(struct lock_backend *b, const struct protect_target *t,

@@ -426,7 +426,7 @@ static int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	_cleanup_free_ struct backend_unit_report *reps = NULL;
 	const struct backend_ops *ops;
-	struct groups gs;
+	_cleanup_(groups_done) struct groups gs;
 	void *state;
 	int r;
 
@@ -434,18 +434,16 @@ static int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *
 	groups_init(&gs);
 	r = manager_foreach_process(b->m, collect_process, &gs);
 	if (r < 0)
-		goto out;
+		return r;
 	reps = calloc(gs.n ?: 1, sizeof(*reps));
-	if (!reps) {
-		r = -ENOMEM;
-		goto out;
-	}
+	if (!reps)
+		return -ENOMEM;
 	for (size_t i = 0; i < gs.n; i++)
 		reps[i] = (struct backend_unit_report){ .key = gs.g[i].key, .cgroup = gs.g[i].cgroup };
 	ops = manager_backend(b->m, &state);
 	r = ops->report_units(state, reps, gs.n);
 	if (r < 0)
-		goto out;
+		return r;
 	r = sd_bus_message_new_method_return(msg, &reply);
 	if (r >= 0)
 		r = sd_bus_message_open_container(reply, 'a', "(sssbsuttttt)");
@@ -474,8 +472,6 @@ static int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *
 		r = sd_bus_message_close_container(reply);
 	if (r >= 0)
 		r = sd_bus_send(NULL, reply, NULL);
-out:
-	groups_done(&gs);
 	return r;
 }
 
@@ -498,6 +494,24 @@ struct libs {
 	size_t n;
 	struct hashmap index; /* (dev, ino) -> index + 1 into l */
 };
+
+static void libs_done(struct libs *ls)
+{
+	for (size_t i = 0; i < ls->n; i++)
+		free(ls->l[i].path);
+	free(ls->l);
+	hashmap_done(&ls->index);
+}
+
+struct file_reports {
+	struct backend_file_report *f;
+	size_t n;
+};
+
+static void file_reports_done(struct file_reports *fr)
+{
+	backend_file_reports_free(fr->f, fr->n);
+}
 
 static uint64_t hash_file(const void *key)
 {
@@ -585,11 +599,10 @@ static int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_err
 {
 	struct bus *b = userdata;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-	struct backend_file_report *fs = NULL;
+	_cleanup_(file_reports_done) struct file_reports fr = { 0 };
 	const struct backend_ops *ops;
-	struct groups gs;
-	struct libs ls = { 0 };
-	size_t n_fs = 0;
+	_cleanup_(groups_done) struct groups gs;
+	_cleanup_(libs_done) struct libs ls = { 0 };
 	void *state;
 	int r;
 
@@ -598,30 +611,28 @@ static int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_err
 	hashmap_init(&ls.index, hash_file, equal_file);
 	ops = manager_backend(b->m, &state);
 	if (ops->report_files) {
-		r = ops->report_files(state, &fs, &n_fs);
+		r = ops->report_files(state, &fr.f, &fr.n);
 		if (r < 0)
-			goto out;
-		ls.l = calloc(n_fs ?: 1, sizeof(*ls.l));
-		if (!ls.l) {
-			r = -ENOMEM;
-			goto out;
-		}
-		for (size_t i = 0; i < n_fs; i++)
+			return r;
+		ls.l = calloc(fr.n ?: 1, sizeof(*ls.l));
+		if (!ls.l)
+			return -ENOMEM;
+		for (size_t i = 0; i < fr.n; i++)
 			ls.l[ls.n++] = (struct lib){
-				.path = TAKE_PTR(fs[i].path),
-				.n_units = fs[i].n_units,
-				.n_pids = fs[i].n_pids,
-				.mapped = fs[i].mapped,
-				.resident = fs[i].resident,
-				.locked = fs[i].locked,
-				.state = fs[i].state,
+				.path = TAKE_PTR(fr.f[i].path),
+				.n_units = fr.f[i].n_units,
+				.n_pids = fr.f[i].n_pids,
+				.mapped = fr.f[i].mapped,
+				.resident = fr.f[i].resident,
+				.locked = fr.f[i].locked,
+				.state = fr.f[i].state,
 			};
 	} else {
 		size_t sample_id = 0;
 
 		r = manager_foreach_process(b->m, collect_process, &gs);
 		if (r < 0)
-			goto out;
+			return r;
 		for (size_t g = 0; g < gs.n; g++)
 			for (size_t k = 0; k < gs.g[g].n_samples; k++, sample_id++) {
 				const struct exe_sample *smp = &gs.g[g].samples[k];
@@ -633,7 +644,7 @@ static int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_err
 					r = libs_add(&ls, g, sample_id, smp->n_pids, &tm.items[m]);
 				text_mappings_done(&tm);
 				if (r < 0)
-					goto out;
+					return r;
 			}
 		for (size_t i = 0; i < ls.n; i++)
 			lib_flush(&ls.l[i]);
@@ -655,13 +666,6 @@ static int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_err
 		r = sd_bus_message_close_container(reply);
 	if (r >= 0)
 		r = sd_bus_send(NULL, reply, NULL);
-out:
-	for (size_t i = 0; i < ls.n; i++)
-		free(ls.l[i].path);
-	free(ls.l);
-	hashmap_done(&ls.index);
-	backend_file_reports_free(fs, n_fs);
-	groups_done(&gs);
 	return r;
 }
 
@@ -904,39 +908,47 @@ static int on_name(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 	return 0;
 }
 
-static int bus_connect(struct bus *b)
+static int bus_open(struct bus *b, sd_bus **ret)
 {
-	sd_bus *bus = NULL;
+	_cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
 	int r;
 
 	r = sd_bus_open_system_with_description(&bus, "execguardd");
 	if (r < 0)
-		goto fail;
+		return r;
 	sd_bus_set_method_call_timeout(bus, CALL_TIMEOUT_USEC);
 	if ((r = sd_bus_add_filter(bus, NULL, on_filter, b)) < 0 ||
 	    (r = sd_bus_add_object_vtable(bus, NULL, EXECGUARD_BUS_PATH, EXECGUARD_BUS_INTERFACE,
 					  manager_vtable, b)) < 0 ||
 	    (r = sd_bus_request_name_async(bus, NULL, EXECGUARD_BUS_NAME, 0, on_name, b)) < 0 ||
 	    (r = sd_bus_attach_event(bus, manager_event(b->m), SD_EVENT_PRIORITY_NORMAL)) < 0)
-		goto fail;
-	b->bus = bus;
+		return r;
+	*ret = TAKE_PTR(bus);
+	return 0;
+}
+
+static int bus_connect(struct bus *b)
+{
+	int r;
+
+	r = bus_open(b, &b->bus);
+	if (r < 0) {
+		if (!b->said_absent) {
+			b->said_absent = true;
+			log_event(LOG_NOTICE, MID_BUS, NULL,
+				  "no system bus (%s): working without the D-Bus interface and unit [X-ExecGuard] lookups; retrying in the background",
+				  strerror(-r));
+		}
+		return r;
+	}
 	if (b->said_absent)
 		log_event(LOG_NOTICE, MID_BUS, NULL, "connected to the system bus again");
 	b->said_absent = false;
 	b->retry_usec = RETRY_MIN_USEC;
-	r = units_set_bus(b->units, bus);
+	r = units_set_bus(b->units, b->bus);
 	if (r < 0)
 		log_warning_errno(r, "cannot watch systemd on the bus: %m");
 	return 0;
-fail:
-	sd_bus_unref(bus);
-	if (!b->said_absent) {
-		b->said_absent = true;
-		log_event(LOG_NOTICE, MID_BUS, NULL,
-			  "no system bus (%s): working without the D-Bus interface and unit [X-ExecGuard] lookups; retrying in the background",
-			  strerror(-r));
-	}
-	return r;
 }
 
 int bus_new(struct manager *m, struct units *u, struct bus **ret)

@@ -601,7 +601,7 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 		{ SIGINT, "SIGINT", on_terminate },
 		{ SIGUSR1, "SIGUSR1", on_stats },
 	};
-	struct manager *m;
+	_cleanup_(manager_freep) struct manager *m = NULL;
 	sigset_t mask;
 	int r;
 
@@ -620,28 +620,20 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 	policy_init(&m->policy);
 
 	m->proc_fd = open(args->proc_root ?: "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (m->proc_fd < 0) {
-		r = log_error_errno(-errno, "cannot open %s: %m", args->proc_root ?: "/proc");
-		goto fail;
-	}
+	if (m->proc_fd < 0)
+		return log_error_errno(-errno, "cannot open %s: %m", args->proc_root ?: "/proc");
 	if (args->cgroup_root) {
 		m->cgroup_root = strdup(args->cgroup_root);
 	} else {
 		r = cgroup2_find_mount(NULL, &m->cgroup_root);
-		if (r < 0) {
-			log_error_errno(r, "no cgroup2 file system is mounted (looked in /proc/self/mountinfo): %m");
-			goto fail;
-		}
+		if (r < 0)
+			return log_error_errno(r, "no cgroup2 file system is mounted (looked in /proc/self/mountinfo): %m");
 	}
-	if (!m->cgroup_root) {
-		r = -ENOMEM;
-		goto fail;
-	}
+	if (!m->cgroup_root)
+		return log_error_errno(-ENOMEM, "cannot start: %m");
 	m->cgroup_root_fd = open(m->cgroup_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (m->cgroup_root_fd < 0) {
-		r = log_error_errno(-errno, "cannot open cgroup root %s: %m", m->cgroup_root);
-		goto fail;
-	}
+	if (m->cgroup_root_fd < 0)
+		return log_error_errno(-errno, "cannot open cgroup root %s: %m", m->cgroup_root);
 
 	if (args->state_dir && !args->dry_run) {
 		if (mkdir(args->state_dir, 0700) < 0 && errno != EEXIST)
@@ -653,20 +645,16 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 	}
 
 	r = sd_event_default(&m->event);
-	if (r < 0) {
-		log_error_errno(r, "cannot create the event loop: %m");
-		goto fail;
-	}
+	if (r < 0)
+		return log_error_errno(r, "cannot create the event loop: %m");
 	sigemptyset(&mask);
 	for (size_t i = 0; i < ELEMENTSOF(signals); i++)
 		sigaddset(&mask, signals[i].signo);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	for (size_t i = 0; i < ELEMENTSOF(signals); i++) {
 		r = sd_event_add_signal(m->event, &m->signal_sources[i], signals[i].signo, signals[i].handler, m);
-		if (r < 0) {
-			log_error_errno(r, "cannot handle %s: %m", signals[i].name);
-			goto fail;
-		}
+		if (r < 0)
+			return log_error_errno(r, "cannot handle %s: %m", signals[i].name);
 		(void)sd_event_source_set_description(m->signal_sources[i], signals[i].name);
 	}
 	if ((r = manager_add_timer(m, &m->rescan_timer, "later-looks", on_rescan_timer)) < 0 ||
@@ -675,18 +663,13 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 	    (r = manager_add_timer(m, &m->remap_timer, "remap", on_remap_timer)) < 0 ||
 	    (r = manager_add_timer(m, &m->cn_retry_timer, "connector-retry", on_connector_retry)) < 0 ||
 	    (r = manager_add_timer(m, &m->cn_batch_timer, "exec-batch", on_connector_batch)) < 0)
-		goto fail;
+		return r;
 	/* Sends WATCHDOG=1 at half of WATCHDOG_USEC when that is set. */
 	r = sd_event_set_watchdog(m->event, true);
-	if (r < 0) {
-		log_error_errno(r, "cannot set up the watchdog: %m");
-		goto fail;
-	}
-	*ret = m;
+	if (r < 0)
+		return log_error_errno(r, "cannot set up the watchdog: %m");
+	*ret = TAKE_PTR(m);
 	return 0;
-fail:
-	manager_free(m);
-	return r;
 }
 
 int manager_pick_backend(struct manager *m)

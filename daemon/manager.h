@@ -65,6 +65,10 @@ struct manager_explanation {
 
 int manager_new(const struct manager_args *args, struct manager **ret);
 struct manager *manager_free(struct manager *m);
+static inline void manager_freep(struct manager **m)
+{
+	manager_free(*m);
+}
 
 /* The whole start, in order: policy, backend, D-Bus interface and unit
  * lookup, connector, capabilities, first scan. */

@@ -25,6 +25,8 @@ struct bus {
 	sd_event_source *retry, *drop;
 	uint64_t retry_usec;
 	bool said_absent;
+	struct status_job *jobs; /* ListUnits/ListLibraries calls being answered */
+	size_t n_jobs;
 };
 
 /* Names on the bus: cgroup, unit and file names are bytes, and sd-bus
@@ -420,59 +422,233 @@ static int append_section_row(const char *unit, const struct rule_settings *s, c
 					      STAT_UNKNOWN);
 }
 
-static int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+/* ListUnits and ListLibraries read other processes' smaps and stat: a
+ * call becomes a job that reads one unit's processes per turn of the
+ * loop, at idle priority, so that exec events (normal priority) are
+ * decided between units; the reply goes out when the last unit is read.
+ * At most MAX_STATUS_JOBS calls are answered at a time. */
+#define MAX_STATUS_JOBS 16
+
+struct status_job {
+	struct bus *b;
+	sd_bus_message *call;
+	sd_event_source *step;
+	struct groups gs;
+	size_t next;				 /* the next group to read */
+	int (*read_group)(struct status_job *j, size_t i);
+	int (*reply)(struct status_job *j);	 /* builds and sends the reply */
+	void (*done)(struct status_job *j);	 /* frees what the kind added */
+	void *data;
+	bool linked; /* in b->jobs, counted in n_jobs */
+	struct status_job *prev, *next_job;
+};
+
+static void status_job_free(struct status_job *j)
 {
-	struct bus *b = userdata;
-	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-	_cleanup_free_ struct backend_unit_report *reps = NULL;
-	const struct backend_ops *ops;
-	_cleanup_(groups_done) struct groups gs;
-	void *state;
+	struct bus *b = j->b;
+
+	if (j->linked) {
+		if (j->prev)
+			j->prev->next_job = j->next_job;
+		else
+			b->jobs = j->next_job;
+		if (j->next_job)
+			j->next_job->prev = j->prev;
+		b->n_jobs--;
+	}
+	sd_event_source_disable_unref(j->step);
+	sd_bus_message_unref(j->call);
+	if (j->done)
+		j->done(j);
+	groups_done(&j->gs);
+	free(j);
+}
+
+static void status_jobs_free(struct bus *b)
+{
+	while (b->jobs)
+		status_job_free(b->jobs);
+}
+
+/* The call is answered (or failed) and the job goes. */
+static void status_job_finish(struct status_job *j, int r)
+{
+	if (r >= 0)
+		r = j->reply(j);
+	if (r < 0) {
+		log_debug_errno(r, "status call failed: %m");
+		(void)sd_bus_reply_method_errno(j->call, r, NULL);
+	}
+	status_job_free(j);
+}
+
+static int on_status_step(sd_event_source *s, void *userdata)
+{
+	struct status_job *j = userdata;
+	int r = 0;
+
+	(void)s;
+	if (j->next < j->gs.n)
+		r = j->read_group(j, j->next++);
+	if (r < 0 || j->next >= j->gs.n)
+		status_job_finish(j, r);
+	return 0;
+}
+
+/* Takes j: it is answered now (nothing to read) or later. */
+static int status_job_start(struct bus *b, struct status_job *j)
+{
 	int r;
 
-	(void)error;
-	groups_init(&gs);
-	r = manager_foreach_process(b->m, collect_process, &gs);
-	if (r < 0)
+	j->next_job = b->jobs;
+	if (b->jobs)
+		b->jobs->prev = j;
+	b->jobs = j;
+	b->n_jobs++;
+	j->linked = true;
+	if (j->gs.n == 0) {
+		status_job_finish(j, 0);
+		return 1;
+	}
+	r = sd_event_add_defer(manager_event(b->m), &j->step, on_status_step, j);
+	if (r >= 0)
+		r = sd_event_source_set_priority(j->step, SD_EVENT_PRIORITY_IDLE);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(j->step, SD_EVENT_ON);
+	if (r < 0) {
+		status_job_free(j);
 		return r;
-	reps = calloc(gs.n ?: 1, sizeof(*reps));
-	if (!reps)
-		return -ENOMEM;
-	for (size_t i = 0; i < gs.n; i++)
-		reps[i] = (struct backend_unit_report){ .key = gs.g[i].key, .cgroup = gs.g[i].cgroup };
-	ops = manager_backend(b->m, &state);
-	r = ops->report_units(state, reps, gs.n);
-	if (r < 0)
-		return r;
-	r = sd_bus_message_new_method_return(msg, &reply);
+	}
+	(void)sd_event_source_set_description(j->step, "status-call");
+	return 1;
+}
+
+/* A new job for call, its groups collected; NULL and *ret_r < 0 on
+ * failure (too many calls at once: -EBUSY). */
+static struct status_job *status_job_new(struct bus *b, sd_bus_message *call, bool collect, int *ret_r)
+{
+	struct status_job *j;
+	int r;
+
+	if (b->n_jobs >= MAX_STATUS_JOBS) {
+		*ret_r = -EBUSY;
+		return NULL;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		*ret_r = -ENOMEM;
+		return NULL;
+	}
+	j->b = b;
+	j->call = sd_bus_message_ref(call);
+	groups_init(&j->gs);
+	if (collect) {
+		r = manager_foreach_process(b->m, collect_process, &j->gs);
+		if (r < 0) {
+			status_job_free(j);
+			*ret_r = r;
+			return NULL;
+		}
+	}
+	return j;
+}
+
+/* Units: the backend's report of each, then its figures, one per step. */
+struct units_job {
+	struct backend_unit_report *reps;
+	struct figures *figs;
+};
+
+static int units_read_group(struct status_job *j, size_t i)
+{
+	struct units_job *u = j->data;
+
+	group_figures(j->b, &j->gs, &j->gs.g[i], &u->reps[i], &u->figs[i]);
+	return 0;
+}
+
+static int units_reply(struct status_job *j)
+{
+	struct units_job *u = j->data;
+	struct groups *gs = &j->gs;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	const struct backend_ops *ops = manager_backend(j->b->m, NULL);
+	int r;
+
+	r = sd_bus_message_new_method_return(j->call, &reply);
 	if (r >= 0)
 		r = sd_bus_message_open_container(reply, 'a', "(sssbsuttttt)");
-	for (size_t i = 0; r >= 0 && i < gs.n; i++) {
+	for (size_t i = 0; r >= 0 && i < gs->n; i++) {
 		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
+		const struct figures *f = &u->figs[i];
 		const char *key, *cgroup, *w;
-		struct figures f;
 		char why[512];
 		bool on;
 
-		group_figures(b, &gs, &gs.g[i], &reps[i], &f);
-		on = group_state(b, &gs.g[i], &reps[i], why, sizeof(why));
-		key = bus_name(&bn, gs.g[i].key);
-		cgroup = bus_name(&bn, gs.g[i].cgroup);
+		on = group_state(j->b, &gs->g[i], &u->reps[i], why, sizeof(why));
+		key = bus_name(&bn, gs->g[i].key);
+		cgroup = bus_name(&bn, gs->g[i].cgroup);
 		w = bus_name(&bn, why);
 		r = bn.err ?: sd_bus_message_append(reply, "(sssbsuttttt)", key, cgroup, ops->name, on, w,
-						   (uint32_t)gs.g[i].n_pids, f.mapped, f.resident, f.locked,
-						   f.majflt, f.breaches);
+						   (uint32_t)gs->g[i].n_pids, f->mapped, f->resident, f->locked,
+						   f->majflt, f->breaches);
 	}
 	if (r >= 0) {
-		struct section_rows sr = { reply, &gs, ops->name };
+		struct section_rows sr = { reply, gs, ops->name };
 
-		r = units_foreach_section(b->units, append_section_row, &sr);
+		r = units_foreach_section(j->b->units, append_section_row, &sr);
 	}
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
 	if (r >= 0)
 		r = sd_bus_send(NULL, reply, NULL);
 	return r;
+}
+
+static void units_done(struct status_job *j)
+{
+	struct units_job *u = j->data;
+
+	if (!u)
+		return;
+	free(u->reps);
+	free(u->figs);
+	free(u);
+}
+
+static int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	struct bus *b = userdata;
+	struct status_job *j;
+	struct units_job *u;
+	void *state;
+	int r;
+
+	j = status_job_new(b, msg, true, &r);
+	if (!j)
+		return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+						      "too many status calls in progress") : r;
+	j->read_group = units_read_group;
+	j->reply = units_reply;
+	j->done = units_done;
+	j->data = u = calloc(1, sizeof(*u));
+	if (u) {
+		u->reps = calloc(j->gs.n ?: 1, sizeof(*u->reps));
+		u->figs = calloc(j->gs.n ?: 1, sizeof(*u->figs));
+	}
+	if (!u || !u->reps || !u->figs) {
+		status_job_free(j);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < j->gs.n; i++)
+		u->reps[i] = (struct backend_unit_report){ .key = j->gs.g[i].key, .cgroup = j->gs.g[i].cgroup };
+	/* The backend's own state: cheap, and read now. */
+	r = manager_backend(b->m, &state)->report_units(state, u->reps, j->gs.n);
+	if (r < 0) {
+		status_job_free(j);
+		return r;
+	}
+	return status_job_start(b, j);
 }
 
 /* Libraries: every executable file the protected processes map, the
@@ -595,30 +771,105 @@ static int cmp_lib(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
+/* Libraries: the backend's report (the lock backend keeps it), or the
+ * sampled processes' smaps, one unit per step. */
+struct libs_job {
+	struct libs ls;
+	size_t sample_id; /* samples read so far, across groups */
+};
+
+static int libs_read_group(struct status_job *j, size_t g)
+{
+	struct libs_job *lj = j->data;
+	int r = 0;
+
+	for (size_t k = 0; k < j->gs.g[g].n_samples; k++, lj->sample_id++) {
+		const struct exe_sample *smp = &j->gs.g[g].samples[k];
+		struct text_mappings tm;
+
+		if (read_sample(j->b, &j->gs, smp, &tm) < 0)
+			continue;
+		for (size_t m = 0; m < tm.n && r >= 0; m++)
+			r = libs_add(&lj->ls, g, lj->sample_id, smp->n_pids, &tm.items[m]);
+		text_mappings_done(&tm);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int libs_reply(struct status_job *j)
+{
+	struct libs *ls = &((struct libs_job *)j->data)->ls;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	int r;
+
+	for (size_t i = 0; i < ls->n; i++)
+		lib_flush(&ls->l[i]);
+	if (ls->n)
+		qsort(ls->l, ls->n, sizeof(*ls->l), cmp_lib);
+	r = sd_bus_message_new_method_return(j->call, &reply);
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(suuttts)");
+	for (size_t i = 0; r >= 0 && i < ls->n; i++) {
+		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
+		const char *path = bus_name(&bn, ls->l[i].path);
+
+		r = bn.err ?: sd_bus_message_append(reply, "(suuttts)", path, ls->l[i].n_units,
+						   ls->l[i].n_pids, ls->l[i].mapped, ls->l[i].resident,
+						   ls->l[i].locked, ls->l[i].state);
+	}
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	if (r >= 0)
+		r = sd_bus_send(NULL, reply, NULL);
+	return r;
+}
+
+static void libs_job_done(struct status_job *j)
+{
+	struct libs_job *lj = j->data;
+
+	if (!lj)
+		return;
+	libs_done(&lj->ls);
+	free(lj);
+}
+
 static int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	struct bus *b = userdata;
-	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	_cleanup_(file_reports_done) struct file_reports fr = { 0 };
 	const struct backend_ops *ops;
-	_cleanup_(groups_done) struct groups gs;
-	_cleanup_(libs_done) struct libs ls = { 0 };
+	struct status_job *j;
+	struct libs_job *lj;
 	void *state;
 	int r;
 
-	(void)error;
-	groups_init(&gs);
-	hashmap_init(&ls.index, hash_file, equal_file);
 	ops = manager_backend(b->m, &state);
+	j = status_job_new(b, msg, !ops->report_files, &r);
+	if (!j)
+		return r == -EBUSY ? sd_bus_error_set(error, SD_BUS_ERROR_LIMITS_EXCEEDED,
+						      "too many status calls in progress") : r;
+	j->read_group = libs_read_group;
+	j->reply = libs_reply;
+	j->done = libs_job_done;
+	j->data = lj = calloc(1, sizeof(*lj));
+	if (!lj) {
+		status_job_free(j);
+		return -ENOMEM;
+	}
+	hashmap_init(&lj->ls.index, hash_file, equal_file);
 	if (ops->report_files) {
 		r = ops->report_files(state, &fr.f, &fr.n);
-		if (r < 0)
+		if (r >= 0 && !(lj->ls.l = calloc(fr.n ?: 1, sizeof(*lj->ls.l))))
+			r = -ENOMEM;
+		if (r < 0) {
+			status_job_free(j);
 			return r;
-		ls.l = calloc(fr.n ?: 1, sizeof(*ls.l));
-		if (!ls.l)
-			return -ENOMEM;
+		}
 		for (size_t i = 0; i < fr.n; i++)
-			ls.l[ls.n++] = (struct lib){
+			lj->ls.l[lj->ls.n++] = (struct lib){
 				.path = TAKE_PTR(fr.f[i].path),
 				.n_units = fr.f[i].n_units,
 				.n_pids = fr.f[i].n_pids,
@@ -626,47 +877,11 @@ static int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_err
 				.resident = fr.f[i].resident,
 				.locked = fr.f[i].locked,
 				.state = fr.f[i].state,
+				.cur_group = SIZE_MAX,
+				.cur_sample = SIZE_MAX,
 			};
-	} else {
-		size_t sample_id = 0;
-
-		r = manager_foreach_process(b->m, collect_process, &gs);
-		if (r < 0)
-			return r;
-		for (size_t g = 0; g < gs.n; g++)
-			for (size_t k = 0; k < gs.g[g].n_samples; k++, sample_id++) {
-				const struct exe_sample *smp = &gs.g[g].samples[k];
-				struct text_mappings tm;
-
-				if (read_sample(b, &gs, smp, &tm) < 0)
-					continue;
-				for (size_t m = 0; m < tm.n && r >= 0; m++)
-					r = libs_add(&ls, g, sample_id, smp->n_pids, &tm.items[m]);
-				text_mappings_done(&tm);
-				if (r < 0)
-					return r;
-			}
-		for (size_t i = 0; i < ls.n; i++)
-			lib_flush(&ls.l[i]);
 	}
-	if (ls.n)
-		qsort(ls.l, ls.n, sizeof(*ls.l), cmp_lib);
-	r = sd_bus_message_new_method_return(msg, &reply);
-	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(suuttts)");
-	for (size_t i = 0; r >= 0 && i < ls.n; i++) {
-		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
-		const char *path = bus_name(&bn, ls.l[i].path);
-
-		r = bn.err ?: sd_bus_message_append(reply, "(suuttts)", path, ls.l[i].n_units,
-						   ls.l[i].n_pids, ls.l[i].mapped, ls.l[i].resident,
-						   ls.l[i].locked, ls.l[i].state);
-	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
-	if (r >= 0)
-		r = sd_bus_send(NULL, reply, NULL);
-	return r;
+	return status_job_start(b, j);
 }
 
 /* Explain: root, or the owner of the process (it reveals the exe). */
@@ -981,6 +1196,7 @@ struct bus *bus_free(struct bus *b)
 {
 	if (!b)
 		return NULL;
+	status_jobs_free(b);
 	if (b->units)
 		units_set_bus(b->units, NULL);
 	if (b->bus) {

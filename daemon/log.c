@@ -85,7 +85,7 @@ static void send_journal(int priority, int error, const char *message_id, const 
 	char buf[MAX_FIELDS][96];
 	struct iovec iov[MAX_FIELDS + 8];
 	size_t n = 0, nb = 0;
-	_cleanup_free_ char *m = NULL, *unit = NULL, *cgroup = NULL, *exe = NULL;
+	_cleanup_free_ char *m = NULL, *unit = NULL, *cgroup = NULL, *exe = NULL, *policy = NULL;
 
 #define ADD_FIXED(...)                                                         \
 	do {                                                                  \
@@ -114,6 +114,7 @@ static void send_journal(int priority, int error, const char *message_id, const 
 		ADD_STR(exe, "EXECGUARD_EXE", f->exe);
 		if (f->backend)
 			ADD_FIXED("EXECGUARD_BACKEND=%s", f->backend);
+		ADD_STR(policy, "EXECGUARD_POLICY", f->policy);
 		if (f->pid > 0)
 			ADD_FIXED("EXECGUARD_PID=%d", (int)f->pid);
 		if (f->bytes >= 0)
@@ -156,6 +157,8 @@ static void format_fields(char *buf, size_t size, int error, const char *message
 			FIELD("EXECGUARD_EXE='%s'", f->exe);
 		if (f->backend)
 			FIELD("EXECGUARD_BACKEND=%s", f->backend);
+		if (f->policy)
+			FIELD("EXECGUARD_POLICY='%s'", f->policy);
 		if (f->pid > 0)
 			FIELD("EXECGUARD_PID=%d", (int)f->pid);
 		if (f->bytes >= 0)

@@ -151,6 +151,7 @@ static void log_protected(struct manager *m, const struct tracked *t, uint64_t e
 	f.exe = t->exe;
 	f.pid = t->pid;
 	f.backend = m->backend_ops->name;
+	f.policy = t->source;
 	f.bytes = (long long)t->exec_bytes;
 	if (exec_ts)
 		f.latency_us = (long long)m->latency_us[(m->n_latency - 1) % LATENCY_SAMPLES];
@@ -189,8 +190,14 @@ int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 	m->n_decisions++;
 	if (!d.protect) {
 		if (t) {
-			log_info("pid %d (%s) no longer protected: %s", (int)pid, strna(l.exe ?: t->exe),
-				 d.protect_source);
+			struct log_fields f = LOG_FIELDS_INIT;
+
+			f.pid = pid;
+			f.exe = l.exe ?: t->exe;
+			f.cgroup = l.cgroup;
+			f.policy = d.protect_source;
+			log_event(LOG_INFO, MID_PROCESS_RELEASED, &f, "pid %d (%s) no longer protected: %s",
+				  (int)pid, strna(l.exe ?: t->exe), d.protect_source);
 			release_tracked(m, t);
 		}
 		if (exec_ts)
@@ -823,7 +830,8 @@ int manager_run(struct manager *m)
 	int r;
 
 	sd_notify(false, "READY=1");
-	log_info("ready: %zu processes protected after the initial scan", m->procs.n_items);
+	log_event(LOG_INFO, MID_STARTED, NULL, "ready: %zu processes protected after the initial scan",
+		  m->procs.n_items);
 	r = sd_event_loop(m->event);
 	log_stats(m, "at exit");
 	if (r < 0)

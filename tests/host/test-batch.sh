@@ -14,8 +14,7 @@
 #   the wall time the test measured around it.
 # - 0: no batch timer at all; looked at on the socket's wake-up.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-batch-$$
 new_cgroup "$A"

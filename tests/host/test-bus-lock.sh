@@ -3,11 +3,8 @@
 # With the lock backend, execguardctl status and libs show the lock
 # backend's own figures: bytes locked per unit and per file.
 . "$(dirname "$0")/bus/lib-bus.sh"
-need_root
-need_cgroup2
-need_dbus
+bus_test_init
 
-S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 A=egtest-l-$$.service
 unit_cgroup "$S" "$A"
 write_conf <<CONF
@@ -21,7 +18,6 @@ PressureStallMSec=5000
 MatchUnit=egtest-l-$$.service
 Protect=yes
 CONF
-start_bus
 start_daemon
 grep -q "backend lock" "$T/daemon.log" || skip "lock backend not usable here: $(grep -m1 backend "$T/daemon.log")"
 

@@ -7,11 +7,8 @@
 # machine. The daemon sends them escaped as \xNN; every method and every
 # --json output works and stays valid UTF-8 JSON.
 . "$(dirname "$0")/bus/lib-bus.sh"
-need_root
-need_cgroup2
-need_dbus
+bus_test_init
 
-S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 A=$'egtest-n-\xff\x01-'$$.service
 esc_A="egtest-n-\\xff\\x01-$$.service"
 unit_cgroup "$S" "$A"
@@ -25,7 +22,6 @@ PressureStallMSec=5000
 MatchUnit=egtest-n-*-$$.service
 Protect=yes
 CONF
-start_bus
 start_daemon
 grep -q "backend lock" "$T/daemon.log" || skip "lock backend not usable here: $(grep -m1 backend "$T/daemon.log")"
 

@@ -3,11 +3,8 @@
 # execguardctl reload with a broken drop-in prints the file:line errors
 # and exits 1 while the old policy stays in force; a good one is taken.
 . "$(dirname "$0")/bus/lib-bus.sh"
-need_root
-need_cgroup2
-need_dbus
+bus_test_init
 
-S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 A=egtest-r-$$.service
 unit_cgroup "$S" "$A"
 write_conf <<CONF
@@ -17,7 +14,6 @@ Backend=kernel
 MatchUnit=egtest-r-$$.service
 Protect=yes
 CONF
-start_bus
 start_daemon --cgroup-root="$T/cgroot"
 wait_log "on the system bus as" 5 || fail "not on the bus"
 

@@ -5,11 +5,8 @@
 # --json parses, non-root callers see what the bus policy allows, and the
 # daemon keeps protecting when the bus goes away and comes back.
 . "$(dirname "$0")/bus/lib-bus.sh"
-need_root
-need_cgroup2
-need_dbus
+bus_test_init
 
-S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 A=egtest-a-$$.service
 B=egtest-b-$$.service
 unit_cgroup "$S" "$A"
@@ -22,7 +19,6 @@ MatchUnit=egtest-a-$$.service
 Protect=yes
 CONF
 
-start_bus
 start_daemon --cgroup-root="$T/cgroot"
 wait_log "on the system bus as org.execguard.Manager1" 5 || fail "daemon did not take its bus name"
 wait_log "systemd is not on the system bus" 5 || fail "no word about the missing systemd"

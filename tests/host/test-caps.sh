@@ -7,8 +7,7 @@
 # process of another user running a program from a directory only that
 # user can read.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 id nobody > /dev/null 2>&1 && command -v setpriv > /dev/null || skip "needs user nobody and setpriv"
 
 A=execguard-caps-$$
@@ -21,7 +20,7 @@ mkdir "$P/home"
 cp /usr/bin/sleep "$P/home/mysleep"
 chown -R nobody:nogroup "$P/home"
 chmod 700 "$P/home"
-trap 'rm -rf "$P"; cleanup' EXIT
+on_exit 'rm -rf "$P"'
 setpriv --reuid=nobody --regid=nogroup --clear-groups "$P/home/mysleep" 0 || skip "$P is not executable here (noexec?)"
 
 status_field() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$DAEMON_PID/status"; }

@@ -4,8 +4,7 @@
 # decided on, written (kernel backend on a fake tree), logged, and
 # released when it exits; one in another cgroup is left alone.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-test-a-$$
 B=execguard-test-b-$$

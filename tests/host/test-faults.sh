@@ -4,8 +4,7 @@
 # cgroup file system read-only. Each is reported once with its cause,
 # never in a loop, and the daemon keeps working.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-fault-a-$$
 B=execguard-fault-b-$$
@@ -15,7 +14,7 @@ for c in "$A" "$B" "$C"; do new_cgroup "$c"; done
 # daemon's open directory fd.
 mkdir -p "$T/cgroot"
 mount -t tmpfs -o size=1M execguard-test "$T/cgroot" || skip "cannot mount a tmpfs"
-trap 'umount "$T/cgroot" 2>/dev/null; cleanup' EXIT
+on_exit 'umount "$T/cgroot" 2>/dev/null'
 fake_cgroup "$C" # only C has the file; A's and B's are "gone"
 write_conf <<CONF
 [Daemon]

@@ -5,15 +5,14 @@
 # run from a memfd. Each is decided on without a crash, the daemon keeps
 # working, and the policy's exe globs still match as written.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-hostile-$$
 new_cgroup "$A"
 fake_cgroup "$A"
 d="/var/tmp/execguard hostile $$"
 mkdir -p "$d"
-trap 'rm -rf "$d"; cleanup' EXIT
+on_exit 'rm -rf "$d"'
 long=$(printf 'x%.0s' $(seq 1 200))
 odd=("$d/with space" "$d/new
 line" "$d/bad-$(printf '\xff\xfe')" "$d/$long")

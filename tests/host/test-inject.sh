@@ -9,8 +9,7 @@
 #   every second, says when it is back, and its rescan finds the process
 #   started while it was deaf.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 command -v strace > /dev/null || skip "strace not installed"
 strace -o /dev/null -qq -e inject=getpid:error=EIO true 2> /dev/null || skip "strace cannot inject faults here"
 

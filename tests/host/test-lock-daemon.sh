@@ -5,8 +5,7 @@
 # daemon (its VmLck), the status line says so, and the locks go when the
 # process exits. A rule's LockBudget= caps what is locked for its unit.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-lock-$$
 B=execguard-lock-small-$$

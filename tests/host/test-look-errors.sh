@@ -9,8 +9,7 @@
 # the failure is reported once, and once files are free again its exit
 # still releases it.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 command -v prlimit >/dev/null || skip "needs prlimit (util-linux)"
 
 A=execguard-lookerr-$$

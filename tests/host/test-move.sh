@@ -6,8 +6,7 @@
 # old cgroup is cleared when nothing protected is left in it, the new
 # one set; moved out of every protected cgroup, it is released.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-move-a-$$
 B=execguard-move-b-$$

@@ -9,8 +9,7 @@
 #   alone, in a protected one it is tracked for itself and released when
 #   it, not its predecessor, exits.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 BASE=execguard-names-$$.slice
 new_cgroup "$BASE"

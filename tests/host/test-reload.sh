@@ -3,8 +3,7 @@
 # SIGHUP with a broken policy keeps the old one in force and says why;
 # a good one takes over, releasing what it no longer protects.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-reload-a-$$
 B=execguard-reload-b-$$

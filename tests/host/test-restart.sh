@@ -4,8 +4,7 @@
 # from /proc and the cgroup tree, keeps what the policy still wants and
 # clears what it set that the policy no longer wants; nothing stale.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-restart-a-$$
 B=execguard-restart-b-$$

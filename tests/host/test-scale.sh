@@ -17,8 +17,7 @@
 # (tens of thousands of ASan processes would not fit in memory); in the
 # ASan tree only the memory bounds are skipped.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 command -v cc > /dev/null || skip "needs a C compiler for the helpers"
 N=${SCALE_PROCS:-20000}
 L=${SCALE_LIBS:-2000}
@@ -78,7 +77,7 @@ sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$A" "$T/spawn" "$N" "$T/p
 SPAWN=$!
 KIDS+=("$SPAWN" "$FREE")
 # spawn leads its own process group: take all of it down on any exit.
-trap 'kill -9 -- -"$SPAWN" -"$FREE" 2>/dev/null; cleanup' EXIT
+on_exit 'kill -9 -- -"$SPAWN" -"$FREE" 2>/dev/null'
 # Tens of thousands of forks take minutes on a slow or loaded machine:
 # wait while they make progress, not for a fixed time.
 spawned() { cat "$CG2/$A/cgroup.procs" "$CG2/$C/cgroup.procs" 2>/dev/null | wc -l; }

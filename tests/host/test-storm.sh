@@ -4,8 +4,7 @@
 # the daemon stopped for a while so its socket surely overflows: every
 # long-lived matching process must still be decided on.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-storm-$$
 new_cgroup "$A"

@@ -5,14 +5,13 @@
 # (once) instead of failing or locking silently; its libraries from the
 # disk are still locked.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-tmpfs-$$
 new_cgroup "$A"
 mkdir "$T/shm"
 mount -t tmpfs -o size=8M execguard-tmpfs "$T/shm" || skip "cannot mount a tmpfs"
-trap 'kill -9 "${KIDS[@]}" 2>/dev/null; wait 2>/dev/null; umount "$T/shm" 2>/dev/null; cleanup' EXIT
+on_exit 'kill -9 "${KIDS[@]}" 2>/dev/null; wait 2>/dev/null; umount "$T/shm" 2>/dev/null'
 cp /usr/bin/sleep "$T/shm/sleep-on-tmpfs"
 write_conf <<CONF
 [Daemon]

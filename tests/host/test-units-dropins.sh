@@ -5,12 +5,8 @@
 # policy, later drop-ins win, a daemon-reload (Reloading signal) makes the
 # decision follow a changed drop-in, a broken one is reported file:line.
 . "$(dirname "$0")/bus/lib-bus.sh"
-need_root
-need_cgroup2
-need_dbus
-[ -x "$FAKE_SYSTEMD" ] || skip "FAKE_SYSTEMD not built"
+bus_test_init fake-systemd
 
-S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 U=egtest-u-$$.service
 V=egtest-v-$$.service
 unit_cgroup "$S" "$U"
@@ -23,8 +19,6 @@ Backend=kernel
 MatchUnit=egtest-v-$$.service
 Protect=no
 CONF
-start_bus
-start_fake_systemd
 mkdir -p "$T/units/$U.d" "$T/units/$V.d"
 printf '[Unit]\nDescription=test\n[Service]\nExecStart=/bin/sleep 60\n' > "$T/units/$U"
 printf '[X-ExecGuard]\nProtect=yes\n' > "$T/units/$U.d/10-execguard.conf"

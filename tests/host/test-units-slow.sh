@@ -8,12 +8,8 @@
 # was two blocking calls: the daemon stalled, and the waiting process was
 # decided without its section for good.
 . "$(dirname "$0")/bus/lib-bus.sh"
-need_root
-need_cgroup2
-need_dbus
-[ -x "$FAKE_SYSTEMD" ] || skip "FAKE_SYSTEMD not built"
+bus_test_init fake-systemd
 
-S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 K=egtest-k-$$.service
 N=egtest-n-$$.service
 unit_cgroup "$S" "$K"
@@ -22,8 +18,6 @@ write_conf <<CONF
 [Daemon]
 Backend=kernel
 CONF
-start_bus
-start_fake_systemd
 for u in "$K" "$N"; do
 	mkdir -p "$T/units/$u.d"
 	printf '[X-ExecGuard]\nProtect=yes\n' > "$T/units/$u.d/execguard.conf"

@@ -9,8 +9,7 @@
 # root's or that others can write, test-config and test-units-dropins;
 # D-Bus reload and explain for non-root, test-bus-status.)
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 id nobody > /dev/null 2>&1 && command -v setpriv > /dev/null || skip "needs user nobody and setpriv"
 
 S=execguard-sys-$$.slice

@@ -7,8 +7,7 @@
 # (Debian 12) does not know pidfd_open, so this also runs the daemon's
 # path for kernels before 5.3: /proc directory pins and exit events.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 command -v valgrind > /dev/null || skip "valgrind not installed"
 # The sanitizer build runs the same suite; memcheck cannot run ASan code.
 ldd "$EXECGUARDD" | grep -q libasan && skip "AddressSanitizer build: memcheck runs on the plain build"

@@ -273,7 +273,7 @@ static int on_full_rescan(sd_event_source *s, uint64_t usec, void *userdata)
 	(void)s;
 	(void)usec;
 	scan_all(m);
-	log_event(LOG_NOTICE, MID_OVERFLOW, NULL,
+	log_event(LOG_NOTICE, MID_RESCANNED, NULL,
 		  "rescanned /proc after lost connector events (%llu overflows so far)",
 		  (unsigned long long)m->n_overflows);
 	return 0;

@@ -62,3 +62,5 @@
 #define MID_BUS_BACK "f5ac4a3df0454b4c86e6d6f13f7a7a55"
 /* systemd is not on the system bus: no unit sections are read */
 #define MID_UNIT_LOOKUP_OFF "e4a992da01c942a7b5de882177d171ca"
+/* /proc rescanned after lost connector events */
+#define MID_RESCANNED "4b522c33d39845109dea0e4eff86958a"

@@ -146,7 +146,8 @@ mid() {
 # A name message-ids.h lacks fails the test (a typo must not make a
 # "never logged" check pass).
 events() {
-	local id f line
+	# Bytes, not characters: names need not be UTF-8.
+	local id f line LC_ALL=C
 	id=$(mid "$1")
 	[ -n "$id" ] || fail "no MID_$1 in daemon/message-ids.h"
 	shift
@@ -160,7 +161,7 @@ events() {
 			fi
 		done
 		printf '%s\n' "$line"
-	done < <(grep -F "MESSAGE_ID=$id" "$EVENT_LOG")
+	done < <(grep -aF "MESSAGE_ID=$id" "$EVENT_LOG")
 }
 # has_event NAME FIELD=VALUE...: such a line is there.
 has_event() {

@@ -1116,7 +1116,7 @@ static void report_skipped_kind(struct lock_backend *b, const struct protect_tar
 	f.backend = "lock";
 	f.unit = t->unit;
 	f.pid = t->pid;
-	f.exe = t->exe;
+	f.exe = m->path; /* the mapping, as in the other lock events: not the process's executable */
 	log_event(LOG_INFO, MID_LOCK_SKIPPED, &f, "not locking %s exec mapping %s of pid %d: %s (said once)",
 		  mapping_kind_to_string(m->kind), strna(m->path), (int)t->pid,
 		  residency_unlockable_kind(m->kind));

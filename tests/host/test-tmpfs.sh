@@ -26,18 +26,17 @@ for i in 1 2; do
 	run_in "$A" "$T/shm/sleep-on-tmpfs" 60
 	pids+=("$LAST_PID")
 done
-for p in "${pids[@]}"; do wait_log "protect pid $p " 5 || fail "pid $p not decided"; done
-wait_log "sleep-on-tmpfs.*on tmpfs/ramfs/hugetlbfs: shmem pages are swapped, not dropped; not locked" 5 ||
-	fail "the tmpfs program is not reported: $(grep -i tmpfs "$T/daemon.log")"
+for p in "${pids[@]}"; do wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$p" || fail "pid $p not decided"; done
+wait_event 5 LOCK_SKIPPED EXECGUARD_EXE="'$T/shm/sleep-on-tmpfs'" || fail "the tmpfs program is not reported"
 vmlck=$(awk '$1 == "VmLck:" { print $2 }' "/proc/$DAEMON_PID/status")
 [ "$vmlck" -gt 0 ] || fail "libc from the disk not locked either"
 # Each process is looked at on its exec and at the 3 later looks
 # (RescanDelaysMSec 20 200 1000): 8 looks at least before all are done,
 # each a chance to report again.
-looks() { stats | sed -n 's/.*later looks \([0-9]*\).*/\1/p'; }
+looks() { stats | counter "later looks"; }
 looks_done() { [ "$(looks)" -ge 8 ]; }
 wait_until 5 looks_done || fail "later looks: $(looks), want 8 at least"
-n=$(grep -c "sleep-on-tmpfs.*on tmpfs" "$T/daemon.log")
+n=$(count_events LOCK_SKIPPED EXECGUARD_EXE="'$T/shm/sleep-on-tmpfs'")
 [ "$n" = 1 ] || fail "reported $n times for two processes and their later looks"
 pass "program on tmpfs reported once as not lockable; $vmlck kB of its disk libraries locked"
 stop_daemon || fail "daemon exit status $?"

@@ -23,7 +23,7 @@ MatchUnit=egtest-n-*-$$.service
 Protect=yes
 CONF
 start_daemon
-grep -q "backend lock" "$T/daemon.log" || skip "lock backend not usable here: $(grep -m1 backend "$T/daemon.log")"
+has_event BACKEND EXECGUARD_BACKEND=lock || skip "lock backend not usable here: $(last_event BACKEND)"
 
 # An executable and a library directory whose names are not UTF-8.
 chmod 755 "$T"
@@ -37,7 +37,7 @@ cp "$libc" "$libdir/"
 LD_LIBRARY_PATH=$libdir run_in "$S/$A" "$bin" 600
 p=$LAST_PID
 wait_until 10 grep -q "$(basename "$libc")" "/proc/$p/maps" || fail "pid $p did not map its libc"
-wait_log "protect pid $p " 10 || fail "pid $p not protected"
+wait_event 10 PROCESS_PROTECTED EXECGUARD_PID="$p" || fail "pid $p not protected"
 
 out=$(ctl status 2>&1) || fail "status failed: $out"
 grep -qF "$esc_A" <<<"$out" || fail "status does not show $esc_A: $out"

@@ -32,9 +32,9 @@
 #define MID_UNIT_LOOKUP "b76dfe72c93c4efc87c23e5461e3c48e"
 /* lock backend: a file not lockable, or cannot be opened */
 #define MID_LOCK_SKIPPED "ce03c0fab0204417ac8eed8554222f11"
-/* lock backend: a range over a budget */
+/* lock backend: a range over the global budget */
 #define MID_LOCK_REFUSED "c9af7c06932d42f081a3abfc8a4ba504"
-/* lock backend: gave back under memory pressure, or took again */
+/* lock backend: gave back under memory pressure */
 #define MID_LOCK_PRESSURE "e09ad4011cd8443281f7292085f86349"
 /* lock backend: mlock() refused */
 #define MID_LOCK_MLOCK_FAILED "3362eb49aa7d43a5ba17ef4342bb2299"
@@ -64,3 +64,9 @@
 #define MID_UNIT_LOOKUP_OFF "e4a992da01c942a7b5de882177d171ca"
 /* /proc rescanned after lost connector events */
 #define MID_RESCANNED "4b522c33d39845109dea0e4eff86958a"
+/* lock backend: a range over its units' budgets (LOCK_REFUSED: the global one) */
+#define MID_LOCK_UNIT_REFUSED "8e068b3f31384954953ff64b58c6ba17"
+/* lock backend: memory back, locking again after a give-back */
+#define MID_LOCK_RELOCKED "437b87f546c74ac5a671ee690821e1cd"
+/* lock backend: memory pressure cannot be watched as configured */
+#define MID_LOCK_PRESSURE_WATCH "daa6d00067a943f3b1322022e25bc1ba"

@@ -173,6 +173,9 @@ count_events() { events "$@" | wc -l; }
 # last_event NAME FIELD=VALUE...: the newest, for the counters or figures
 # its message carries.
 last_event() { events "$@" | tail -n 1; }
+# problems: the log's lines at priority warning or worse (the level
+# stderr prints before such a message), with a MESSAGE_ID or not.
+problems() { grep -aE "^execguardd: (emerg|alert|crit|error|warning): " "$EVENT_LOG"; }
 # wait_event SECONDS NAME FIELD=VALUE...: until has_event.
 wait_event() {
 	local secs=$1

@@ -49,7 +49,7 @@ for u in a b c; do
 	[ "$(own $u locked)" = 0 ] && [ "$(field "$(file_line "$F/libown$u.so")" refusal)" = global-budget ] ||
 		fail_later "global: own $u: $(file_line "$F/libown$u.so")"
 done
-grep -q "not locking $F/libowna.so.*global budget full" "$W/driver.err" &&
+has_event LOCK_REFUSED EXECGUARD_EXE="'$F/libowna.so'" &&
 	pass "global: the refusal is reported" || fail_later "global: refusal of libowna not reported"
 [ "$(total locked)" = "$(dump_vmlck)" ] || fail_later "global: total $(total locked) VmLck $(dump_vmlck)"
 
@@ -68,7 +68,7 @@ ua=$(unit_line a.service)
 l=$(file_line "$F/libshared.so")
 [ "$(field "$l" locked)" = "$(field "$l" resident)" ] && pass "unit: the shared library stays" ||
 	fail_later "unit: shared $l"
-grep -q "not locking $F/libowna.so.*unit budget full" "$W/driver.err" &&
+has_event LOCK_UNIT_REFUSED EXECGUARD_EXE="'$F/libowna.so'" &&
 	pass "unit: the refusal is reported" || fail_later "unit: refusal of libowna not reported"
 [ "$(total locked)" = "$(dump_vmlck)" ] || fail_later "unit: total $(total locked) VmLck $(dump_vmlck)"
 lk_finish

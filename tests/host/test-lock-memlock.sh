@@ -46,7 +46,7 @@ lk_dump
 	pass "locked $(total locked) = VmLck, within the 1 MiB limit" ||
 	fail_later "locked $(total locked), VmLck $(dump_vmlck), limit $((LIMIT_KB * 1024))"
 [ "$(total locked)" -gt 0 ] && pass "what fits is still locked" || fail_later "nothing locked"
-grep -q "no CAP_IPC_LOCK: locking at most RLIMIT_MEMLOCK (1.0M); raise LimitMEMLOCK=" "$W/driver.err" &&
+has_event LOCK_MLOCK_FAILED EXECGUARD_BYTES=$((LIMIT_KB * 1024)) &&
 	pass "the limit and what to set are reported" || fail_later "no report of the memlock limit"
 [ "$(total cap)" = $((LIMIT_KB * 1024)) ] || fail_later "budget not limited to RLIMIT_MEMLOCK: cap=$(total cap)"
 l=$(file_line /usr/lib/x86_64-linux-gnu/libc.so.6)
@@ -54,11 +54,11 @@ l=$(file_line /usr/lib/x86_64-linux-gnu/libc.so.6)
 	fail_later "libc neither locked nor refused: $l"
 lk_cmd rescan
 lk_cmd recheck
-grep -q "mlock() of .* failed" "$W/driver.err" && fail_later "mlock() failed: the plan ignored the limit"
-n=$(grep -c "not locking .* global budget full" "$W/driver.err")
+has_event LOCK_MLOCK_FAILED EXECGUARD_EXE~"*" && fail_later "mlock() failed: the plan ignored the limit"
+n=$(count_events LOCK_REFUSED)
 lk_cmd rescan
 lk_cmd recheck
-[ "$(grep -c "not locking .* global budget full" "$W/driver.err")" = "$n" ] &&
+[ "$(count_events LOCK_REFUSED)" = "$n" ] &&
 	pass "refusals reported once ($n), not again on rescan" || fail_later "refusals reported again"
 [ "$(total locked)" = "$(dump_vmlck)" ] || fail_later "after rescans: total $(total locked) VmLck $(dump_vmlck)"
 
@@ -89,11 +89,12 @@ if command -v prlimit >/dev/null; then
 		*) fail_later "after mlock failure: '$l'" ;;
 		esac
 	done
-	[ "$nfailed" -gt 0 ] && grep -q "mlock() of \($F/prog3\|$F/libmore.so\) failed" "$W/driver.err" &&
+	[ "$nfailed" -gt 0 ] && { has_event LOCK_MLOCK_FAILED EXECGUARD_EXE="'$F/prog3'" ||
+		has_event LOCK_MLOCK_FAILED EXECGUARD_EXE="'$F/libmore.so'"; } &&
 		pass "mlock() failure: ranges not locked, $nfailed refused as mlock-failed" ||
 		fail_later "after mlock failure: $(grep "^file .*path=$F/\(prog3\|libmore.so\)" "$W/dump")"
-	[ "$(grep -c "mlock() of .* failed" "$W/driver.err")" = 1 ] && pass "mlock() failure reported once" ||
-		fail_later "mlock() failure reported $(grep -c "mlock() of .* failed" "$W/driver.err") times"
+	n=$(count_events LOCK_MLOCK_FAILED EXECGUARD_EXE~"*")
+	[ "$n" = 1 ] && pass "mlock() failure reported once" || fail_later "mlock() failure reported $n times"
 	[ "$(total locked)" = "$(dump_vmlck)" ] && pass "figures still the kernel's after the failure" ||
 		fail_later "after failure: total $(total locked) VmLck $(dump_vmlck)"
 fi

@@ -52,7 +52,7 @@ l=$(file_line "$F/libbig.so" "$old_ino")
 [ -z "$(file_line "$F/libbig.so" "$new_ino")" ] && pass "the new file at the path is not locked instead" ||
 	fail_later "new inode locked for processes that do not map it: $(file_line "$F/libbig.so" "$new_ino")"
 [ "$(total locked)" = "$(dump_vmlck)" ] || fail_later "total $(total locked) VmLck $(dump_vmlck)"
-n=$(grep -c "cannot open $F/libbig.so" "$W/driver.err")
+n=$(count_events LOCK_SKIPPED EXECGUARD_EXE="'$F/libbig.so'")
 [ "$n" = 1 ] && pass "reported once over 2 processes and 3 rescans" || fail_later "reported $n times"
 
 # All gone and back: still not reported again (until a reload).
@@ -60,5 +60,5 @@ lk_cmd release "$P"
 lk_cmd release "$P2"
 lk_cmd protect "$P" svc.service
 lk_cmd rescan
-[ "$(grep -c "cannot open $F/libbig.so" "$W/driver.err")" = 1 ] || fail_later "reported again after the range came back"
+[ "$(count_events LOCK_SKIPPED EXECGUARD_EXE="'$F/libbig.so'")" = 1 ] || fail_later "reported again after the range came back"
 lk_finish

@@ -52,7 +52,7 @@ lk_pressure_start
 [ "$(field "$(unit_line svc.service)" limit)" = $((LIMIT_MIB << 20)) ] &&
 	pass "the unit's room is under its ${LIMIT_MIB} MiB limit: $(field "$(unit_line svc.service)" room)" ||
 	fail_later "the unit's memory limit is not seen: $(unit_line svc.service)"
-[ "$(total psi)" != none ] || skip "the daemon could not set a PSI trigger: $(grep -i pressure "$W/driver.err")"
+[ "$(total psi)" != none ] || skip "the daemon could not set a PSI trigger: $(events LOCK_PRESSURE_WATCH)"
 l0=$(total locked); e0=$(total pressure_events)
 [ "$l0" -gt $((768 * PAGE)) ] || fail "too little locked to test with: $l0"
 oom0=$(awk '/^oom_kill / { print $2 }' /proc/vmstat)
@@ -90,7 +90,7 @@ echo "hog exit $rc ($(cat "$W/hog.out")); locked min $lmin; unit: $(unit_line sv
 [ "$lmin" -lt $((l0 / 2)) ] && [ "$(field "$(unit_line svc.service)" pressure_events)" -gt 0 ] &&
 	pass "the squeeze made the daemon give back ($l0 -> $lmin)" ||
 	fail_later "no give-back under the squeeze (locked $l0 -> min $lmin)"
-grep -Eq "memory (running out|nearly exhausted) in /${G#"$CG2"/} " "$W/driver.err" &&
+has_event LOCK_PRESSURE EXECGUARD_CGROUP="'/${G#"$CG2"/}'" &&
 	pass "the give-back is logged" || fail_later "no log of the give-back"
 [ "$(total locked)" = "$(dump_vmlck)" ] || fail_later "total $(total locked) VmLck $(dump_vmlck)"
 oom1=$(awk '/^oom_kill / { print $2 }' /proc/vmstat)
@@ -107,5 +107,5 @@ lk_dump
 echo "after calm: locked $(total locked), unit $(unit_line svc.service)"
 [ "$back" = 1 ] && [ "$(total locked)" -gt $((512 * PAGE)) ] && pass "locked again after the calm period" ||
 	fail_later "not locked again: locked $(total locked) ceiling $(total ceiling)"
-grep -q "locking text again" "$W/driver.err" || fail_later "no log of taking it again"
+has_event LOCK_RELOCKED || fail_later "no log of taking it again"
 lk_finish

@@ -56,7 +56,7 @@ now=$(field "$(file_line "$F/libbig.so")" locked)
 [ "$now" -ge $((first + 64 * PAGE)) ] && pass "lock grew by >= 64 pages ($first -> $now)" ||
 	fail_later "lock did not grow with the text ($first -> $now)"
 
-grep -q "mlock() of" "$W/driver.err" && fail_later "mlock failed: $(grep 'mlock() of' "$W/driver.err")"
+has_event LOCK_MLOCK_FAILED EXECGUARD_EXE~"*" && fail_later "mlock failed: $(events LOCK_MLOCK_FAILED)"
 lk_stop "$P"
 no_ranges() { [ "$(total ranges)" = 0 ]; }
 lk_dump_until 5 no_ranges

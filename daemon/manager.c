@@ -47,7 +47,7 @@ void report_examine_error(struct manager *m, pid_t pid, int r, const char *track
 	*last = r;
 	f.pid = pid;
 	if (tracked_look)
-		log_event_errno(LOG_ERR, r, MID_LOOK_FAILED, &f,
+		log_event_errno(LOG_ERR, r, MID_LOOK_FAILED_KEPT, &f,
 				"cannot look at pid %d again: %m%s; it stays protected and is looked at again later",
 				(int)pid,
 			  r == -EMFILE ? " (one open file per protected process; raise LimitNOFILE=)" : "");

@@ -40,7 +40,7 @@
 #define MID_LOCK_MLOCK_FAILED "3362eb49aa7d43a5ba17ef4342bb2299"
 /* lock backend: a unit's figures */
 #define MID_LOCK_SUMMARY "1a70be7815a34f32a1d17b71c4fffe62"
-/* a process could not be looked at (EMFILE...): not protected, or kept as it was */
+/* a process could not be looked at (EMFILE...): not protected */
 #define MID_LOOK_FAILED "78f1e4aed68d47459ee37534a9f7796d"
 /* a protected process is no longer protected (the policy, or a move) */
 #define MID_PROCESS_RELEASED "93678903fb494c9fa2e2bf605b664349"
@@ -70,3 +70,5 @@
 #define MID_LOCK_RELOCKED "437b87f546c74ac5a671ee690821e1cd"
 /* lock backend: memory pressure cannot be watched as configured */
 #define MID_LOCK_PRESSURE_WATCH "daa6d00067a943f3b1322022e25bc1ba"
+/* a protected process could not be looked at again: it stays protected */
+#define MID_LOOK_FAILED_KEPT "fe1f70dcafac45048606248a6f078fe3"

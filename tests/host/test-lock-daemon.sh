@@ -59,8 +59,8 @@ wait_until 5 none_locked
 run_in "$B" sleep 60
 q=$LAST_PID
 wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$q" || fail "no decision for pid $q"
-# Refused for /$B alone: the global budget is the default, far larger.
-wait_event 5 LOCK_REFUSED EXECGUARD_EXE~"'*/libc.so.6'" EXECGUARD_UNIT="'/$B'" || fail "libc not reported over the unit budget"
+# Over /$B's own budget (the global one is the default, far larger).
+wait_event 5 LOCK_UNIT_REFUSED EXECGUARD_EXE~"'*/libc.so.6'" EXECGUARD_UNIT="'/$B'" || fail "libc not reported over the unit budget"
 # What is locked is what sleep has mapped: it may take a look after the
 # exec (RescanDelaysMSec) or a re-check (1 s) to be there.
 wait_until 5 some_locked

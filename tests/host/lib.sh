@@ -2,8 +2,6 @@
 # Shared by the host integration tests: they run the real execguardd on
 # the real proc connector and cgroup2 of this machine (as root), with a
 # fake cgroup tree only where the machine's kernel lacks the file.
-set -u
-shopt -s extglob
 # The one library of the host tests: tests/host/lock/lib.sh and
 # tests/host/bus/lib-bus.sh source it and add only what is their own.
 #
@@ -12,6 +10,8 @@ shopt -s extglob
 # the daemon's log); fail_later MESSAGE records a failure and lets the
 # test go on to check the rest, and the test exits 1 at its end. pass
 # and skip (exit 77) say what held or why nothing could be checked.
+set -u
+shopt -s extglob
 
 EXECGUARDD=${EXECGUARDD:-}
 T=
@@ -76,8 +76,9 @@ on_exit_run() {
 	local rc=$? i
 	for ((i = ${#EXIT_HOOKS[@]} - 1; i >= 0; i--)); do eval "${EXIT_HOOKS[i]}"; done
 	cleanup
-	# A failure recorded with fail_later fails the test however it ended.
-	[ "$rc" = 0 ] && [ "$FAILED" != 0 ] && rc=1
+	# A failure recorded with fail_later fails the test however it ended
+	# (a skip after it too).
+	[ "$FAILED" != 0 ] && { [ "$rc" = 0 ] || [ "$rc" = 77 ]; } && rc=1
 	exit "$rc"
 }
 

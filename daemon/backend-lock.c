@@ -436,7 +436,7 @@ static void report_refusals(struct lock_backend *b)
 		if (r->n_units == 1)
 			f.unit = r->units[0].unit->name;
 		format_bytes(res, sizeof(res), (uint64_t)r->n_resident * b->page_size);
-		log_event(LOG_NOTICE, MID_LOCK_REFUSED, &f,
+		log_event(LOG_NOTICE, r->refusal == LOCK_REFUSAL_UNIT ? MID_LOCK_UNIT_REFUSED : MID_LOCK_REFUSED, &f,
 			  "not locking %s (%s resident, mapped by %zu units, %zu processes): %s full",
 			  r->path, res, r->n_units, r->n_pids,
 			  r->refusal == LOCK_REFUSAL_UNIT ? "unit budget" : "global budget");
@@ -769,7 +769,7 @@ static void unit_watch_add(struct lock_backend *b, const char *unit, const char 
 		f.backend = "lock";
 		f.unit = unit;
 		f.cgroup = cgroup;
-		log_event(LOG_INFO, MID_LOCK_PRESSURE, &f,
+		log_event(LOG_INFO, MID_LOCK_PRESSURE_WATCH, &f,
 			  "cannot watch memory pressure of %s (%s): only the global trigger applies (said once)",
 			  cgroup, strerror(-r));
 	}
@@ -831,7 +831,7 @@ static int do_recheck(struct lock_backend *b)
 		struct log_fields f = LOG_FIELDS_INIT;
 
 		f.backend = "lock";
-		log_event(LOG_NOTICE, MID_LOCK_PRESSURE, &f,
+		log_event(LOG_NOTICE, MID_LOCK_RELOCKED, &f,
 			  "enough memory for %us: locking text again within the budget", recover);
 		b->ceiling_logged = false;
 	}
@@ -898,7 +898,7 @@ static int setup_sources(struct lock_backend *b)
 		struct log_fields f = LOG_FIELDS_INIT;
 
 		f.backend = "lock";
-		log_event(LOG_WARNING, MID_LOCK_PRESSURE, &f,
+		log_event(LOG_WARNING, MID_LOCK_PRESSURE_WATCH, &f,
 			  "cannot watch memory pressure (/proc/pressure/memory: %s): locks are kept "
 			  "within the budgets but not given back under pressure",
 			  strerror(-r));
@@ -906,7 +906,7 @@ static int setup_sources(struct lock_backend *b)
 		struct log_fields f = LOG_FIELDS_INIT;
 
 		f.backend = "lock";
-		log_event(LOG_NOTICE, MID_LOCK_PRESSURE, &f,
+		log_event(LOG_NOTICE, MID_LOCK_PRESSURE_WATCH, &f,
 			  "no CAP_SYS_RESOURCE: memory pressure trigger uses %ums of stall per %ums "
 			  "instead of %u/%u (unprivileged windows are multiples of 2 s)",
 			  psi_trigger_stall_ms(b->psi), psi_trigger_window_ms(b->psi), stall, window);
@@ -1116,7 +1116,7 @@ static void report_skipped_kind(struct lock_backend *b, const struct protect_tar
 	f.backend = "lock";
 	f.unit = t->unit;
 	f.pid = t->pid;
-	f.exe = t->exe;
+	f.exe = m->path; /* the mapping, as in the other lock events: not the process's executable */
 	log_event(LOG_INFO, MID_LOCK_SKIPPED, &f, "not locking %s exec mapping %s of pid %d: %s (said once)",
 		  mapping_kind_to_string(m->kind), strna(m->path), (int)t->pid,
 		  residency_unlockable_kind(m->kind));

@@ -309,7 +309,7 @@ static int on_filter(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 	(void)error;
 	if (!sd_bus_message_is_signal(msg, "org.freedesktop.DBus.Local", "Disconnected") || !b->bus)
 		return 0;
-	log_event(LOG_WARNING, MID_BUS, NULL,
+	log_event(LOG_WARNING, MID_BUS_LOST, NULL,
 		  "lost the system bus: protection goes on, without the D-Bus interface and new unit lookups; reconnecting");
 	units_set_bus(b->units, NULL);
 	b->dead = TAKE_PTR(b->bus);
@@ -331,7 +331,7 @@ static int on_name(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 			  "cannot own %s on the system bus: %s (another execguardd? bus policy %s not installed?)",
 			  EXECGUARD_BUS_NAME, e->message ?: e->name, "org.execguard.Manager1.conf");
 	else
-		log_event(LOG_INFO, MID_BUS, NULL, "on the system bus as %s", EXECGUARD_BUS_NAME);
+		log_event(LOG_INFO, MID_BUS_NAME, NULL, "on the system bus as %s", EXECGUARD_BUS_NAME);
 	return 0;
 }
 
@@ -369,7 +369,7 @@ static int bus_connect(struct bus *b)
 		return r;
 	}
 	if (b->said_absent)
-		log_event(LOG_NOTICE, MID_BUS, NULL, "connected to the system bus again");
+		log_event(LOG_NOTICE, MID_BUS_BACK, NULL, "connected to the system bus again");
 	b->said_absent = false;
 	b->retry_usec = RETRY_MIN_USEC;
 	r = units_set_bus(b->units, b->bus);

@@ -85,7 +85,7 @@ static void send_journal(int priority, int error, const char *message_id, const 
 	char buf[MAX_FIELDS][96];
 	struct iovec iov[MAX_FIELDS + 8];
 	size_t n = 0, nb = 0;
-	_cleanup_free_ char *m = NULL, *unit = NULL, *cgroup = NULL, *exe = NULL;
+	_cleanup_free_ char *m = NULL, *unit = NULL, *cgroup = NULL, *exe = NULL, *policy = NULL;
 
 #define ADD_FIXED(...)                                                         \
 	do {                                                                  \
@@ -114,6 +114,7 @@ static void send_journal(int priority, int error, const char *message_id, const 
 		ADD_STR(exe, "EXECGUARD_EXE", f->exe);
 		if (f->backend)
 			ADD_FIXED("EXECGUARD_BACKEND=%s", f->backend);
+		ADD_STR(policy, "EXECGUARD_POLICY", f->policy);
 		if (f->pid > 0)
 			ADD_FIXED("EXECGUARD_PID=%d", (int)f->pid);
 		if (f->bytes >= 0)
@@ -129,11 +130,29 @@ static void send_journal(int priority, int error, const char *message_id, const 
 #undef ADD_STR
 }
 
+/* s with control characters as \xNN: a value with a newline must not
+ * break the line it is on. */
+static const char *escape_controls(char *tmp, size_t size, const char *s)
+{
+	size_t o = 0;
+
+	for (; *s && o + 5 < size; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			o += (size_t)snprintf(tmp + o, size - o, "\\x%02x", (unsigned char)*s);
+		else
+			tmp[o++] = *s;
+	}
+	tmp[o] = '\0';
+	return tmp;
+}
+
 /* " [MESSAGE_ID=... EXECGUARD_...=... ERRNO=...]", as the journal gets
- * them; values with spaces are quoted the shell's way. */
+ * them; values with spaces are quoted the shell's way, control
+ * characters written \xNN. */
 static void format_fields(char *buf, size_t size, int error, const char *message_id,
 			  const struct log_fields *f)
 {
+	char tmp[4096];
 	size_t o = 0;
 
 #define FIELD(...)                                                                           \
@@ -149,13 +168,15 @@ static void format_fields(char *buf, size_t size, int error, const char *message
 		FIELD("ERRNO=%d", error);
 	if (f) {
 		if (f->unit)
-			FIELD("EXECGUARD_UNIT='%s'", f->unit);
+			FIELD("EXECGUARD_UNIT='%s'", escape_controls(tmp, sizeof(tmp), f->unit));
 		if (f->cgroup)
-			FIELD("EXECGUARD_CGROUP='%s'", f->cgroup);
+			FIELD("EXECGUARD_CGROUP='%s'", escape_controls(tmp, sizeof(tmp), f->cgroup));
 		if (f->exe)
-			FIELD("EXECGUARD_EXE='%s'", f->exe);
+			FIELD("EXECGUARD_EXE='%s'", escape_controls(tmp, sizeof(tmp), f->exe));
 		if (f->backend)
 			FIELD("EXECGUARD_BACKEND=%s", f->backend);
+		if (f->policy)
+			FIELD("EXECGUARD_POLICY='%s'", escape_controls(tmp, sizeof(tmp), f->policy));
 		if (f->pid > 0)
 			FIELD("EXECGUARD_PID=%d", (int)f->pid);
 		if (f->bytes >= 0)
@@ -194,7 +215,7 @@ static void log_eventv(int priority, int error, const char *message_id, const st
 		static const char *const level[] = { "emerg", "alert", "crit", "error",
 						     "warning", "notice", "info", "debug" };
 
-		char fields[1024] = "";
+		char fields[8192] = "";
 
 		if (stderr_fields)
 			format_fields(fields, sizeof(fields), e && !(e & SYNTHETIC_ERRNO_FLAG) ? e : 0, message_id,

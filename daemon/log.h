@@ -24,6 +24,7 @@ struct log_fields {
 	const char *cgroup;
 	const char *exe;
 	const char *backend;
+	const char *policy;	 /* the rule or unit file that decided */
 	pid_t pid;		 /* 0: none */
 	long long bytes;	 /* <0: none */
 	long long latency_us;	 /* <0: none */

@@ -14,15 +14,15 @@ int connector_open(struct manager *m)
 
 	fd = cnproc_open(m->args.receive_buffer ?: m->policy.daemon.receive_buffer);
 	if (fd < 0)
-		return log_error_errno(fd, "cannot open the proc connector: %m%s",
+		return log_event_errno(LOG_ERR, fd, MID_CONNECTOR_FAILED, NULL, "cannot open the proc connector: %m%s",
 				       fd == -EPROTONOSUPPORT ? " (kernel without CONFIG_PROC_EVENTS)" : "");
 	r = cnproc_subscribe(fd, m->cn_filtered, m->pin_by_proc_dir);
 	if (r < 0)
-		return log_error_errno(r, "cannot subscribe to the proc connector: %m%s",
+		return log_event_errno(LOG_ERR, r, MID_CONNECTOR_FAILED, NULL, "cannot subscribe to the proc connector: %m%s",
 				       r == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
 	r = sd_event_add_io(m->event, &m->cn_source, fd, EPOLLIN, on_connector, m);
 	if (r < 0)
-		return log_error_errno(r, "cannot watch the proc connector: %m");
+		return log_event_errno(LOG_ERR, r, MID_CONNECTOR_FAILED, NULL, "cannot watch the proc connector: %m");
 	(void)sd_event_source_set_description(m->cn_source, "proc-connector");
 	m->cn_fd = TAKE_FD(fd);
 	return 0;
@@ -38,13 +38,13 @@ static void connector_reopen(struct manager *m)
 	m->status_dirty = true;
 	if (connector_open(m) < 0) {
 		if (m->cn_reopen_failures++ == 0)
-			log_error("proc connector unavailable: retrying every second; processes started "
+			log_event(LOG_ERR, MID_CONNECTOR_RETRYING, NULL, "proc connector unavailable: retrying every second; processes started "
 				  "meanwhile are found by the rescan after it is back");
 		(void)manager_timer_set(m, m->cn_retry_timer, manager_now(m) + 1000000);
 		return;
 	}
 	if (m->cn_reopen_failures)
-		log_notice("proc connector back after %d failed attempt%s", m->cn_reopen_failures,
+		log_event(LOG_NOTICE, MID_CONNECTOR_BACK, NULL, "proc connector back after %d failed attempt%s", m->cn_reopen_failures,
 			   m->cn_reopen_failures == 1 ? "" : "s");
 	m->cn_reopen_failures = 0;
 	m->overflow_pending = false;
@@ -93,7 +93,7 @@ static int connector_drain(struct manager *m, int fd)
 		if (n == -EPERM)
 			continue; /* not from the kernel: ignore */
 		if (n < 0) {
-			log_error_errno((int)n, "proc connector receive failed: %m; opening a new socket and rescanning");
+			log_event_errno(LOG_ERR, (int)n, MID_CONNECTOR_FAILED, NULL, "proc connector receive failed: %m; opening a new socket and rescanning");
 			connector_reopen(m);
 			return -1;
 		}
@@ -147,7 +147,7 @@ static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *user
 	struct manager *m = userdata;
 
 	if (revents & (EPOLLERR | EPOLLHUP) && !(revents & EPOLLIN)) {
-		log_error("proc connector socket failed (poll events 0x%x); opening a new socket and rescanning",
+		log_event(LOG_ERR, MID_CONNECTOR_FAILED, NULL, "proc connector socket failed (poll events 0x%x); opening a new socket and rescanning",
 			  revents);
 		connector_reopen(m);
 		return 0;

@@ -52,7 +52,7 @@ void log_stats(struct manager *m, const char *when)
 	cpu_us = (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
 		 (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
 	latency_percentiles(m, &p50, &p99, &max);
-	log_notice("stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %u us p99 %u us max %u us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu, connector wake-ups %llu, exec batches %llu, waits for unit sections %llu",
+	log_event(LOG_NOTICE, MID_STATS, NULL, "stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %u us p99 %u us max %u us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu, connector wake-ups %llu, exec batches %llu, waits for unit sections %llu",
 		   when, (unsigned long long)m->n_exec, (unsigned long long)m->n_exit,
 		   (unsigned long long)m->n_decisions, (unsigned long long)m->n_protect_decisions,
 		   (unsigned long long)m->n_looks, (unsigned long long)m->n_gone_early,

@@ -235,8 +235,13 @@ static bool relook(struct manager *m, struct tracked *t)
 	}
 	m->last_relook_error = 0;
 	if (!streq_ptr(l.cgroup, t->cgroup)) {
-		log_info("pid %d (%s) moved from %s to %s: deciding again", (int)pid, strna(t->exe),
-			 strna(t->cgroup), strna(l.cgroup));
+		struct log_fields f = LOG_FIELDS_INIT;
+
+		f.pid = pid;
+		f.exe = t->exe;
+		f.cgroup = l.cgroup;
+		log_event(LOG_INFO, MID_PROCESS_MOVED, &f, "pid %d (%s) moved from %s to %s: deciding again",
+			  (int)pid, strna(t->exe), strna(t->cgroup), strna(l.cgroup));
 		look_done(&l);
 		(void)examine(m, pid, 0);
 		return false;

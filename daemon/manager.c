@@ -49,7 +49,7 @@ void report_examine_error(struct manager *m, pid_t pid, int r, const char *track
 	*last = r;
 	f.pid = pid;
 	if (tracked_look)
-		log_event_errno(LOG_ERR, r, MID_LOOK_FAILED, &f,
+		log_event_errno(LOG_ERR, r, MID_LOOK_FAILED_KEPT, &f,
 				"cannot look at pid %d again: %m%s; it stays protected and is looked at again later",
 				(int)pid,
 			  r == -EMFILE ? " (one open file per protected process; raise LimitNOFILE=)" : "");
@@ -153,6 +153,7 @@ static void log_protected(struct manager *m, const struct tracked *t, uint64_t e
 	f.exe = t->exe;
 	f.pid = t->pid;
 	f.backend = m->backend_ops->name;
+	f.policy = t->source;
 	f.bytes = (long long)t->exec_bytes;
 	if (exec_ts)
 		f.latency_us = (long long)m->latency_us[(m->n_latency - 1) % LATENCY_SAMPLES];
@@ -191,8 +192,14 @@ int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 	m->n_decisions++;
 	if (!d.protect) {
 		if (t) {
-			log_info("pid %d (%s) no longer protected: %s", (int)pid, strna(l.exe ?: t->exe),
-				 d.protect_source);
+			struct log_fields f = LOG_FIELDS_INIT;
+
+			f.pid = pid;
+			f.exe = l.exe ?: t->exe;
+			f.cgroup = l.cgroup;
+			f.policy = d.protect_source;
+			log_event(LOG_INFO, MID_PROCESS_RELEASED, &f, "pid %d (%s) no longer protected: %s",
+				  (int)pid, strna(l.exe ?: t->exe), d.protect_source);
 			release_tracked(m, t);
 		}
 		if (exec_ts)
@@ -268,7 +275,7 @@ static int on_full_rescan(sd_event_source *s, uint64_t usec, void *userdata)
 	(void)s;
 	(void)usec;
 	scan_all(m);
-	log_event(LOG_NOTICE, MID_OVERFLOW, NULL,
+	log_event(LOG_NOTICE, MID_RESCANNED, NULL,
 		  "rescanned /proc after lost connector events (%llu overflows so far)",
 		  (unsigned long long)m->n_overflows);
 	return 0;
@@ -830,7 +837,8 @@ int manager_run(struct manager *m)
 	int r;
 
 	sd_notify(false, "READY=1");
-	log_info("ready: %zu processes protected after the initial scan", m->procs.n_items);
+	log_event(LOG_INFO, MID_STARTED, NULL, "ready: %zu processes protected after the initial scan",
+		  m->procs.n_items);
 	r = sd_event_loop(m->event);
 	log_stats(m, "at exit");
 	if (r < 0)

@@ -24,21 +24,51 @@
 #define MID_CGROUP_FAILED "f7e95756d618466089df0552534f5360"
 /* proc connector events lost; rescanning */
 #define MID_OVERFLOW "326ebaaed3ad491e813515c062095352"
-/* the system bus lost or back */
+/* no system bus, or the bus name not owned */
 #define MID_BUS "fc4d5a4388f241a7b7289c0b26998572"
 /* a unit file's [X-ExecGuard] section has errors */
 #define MID_UNIT_SECTION_INVALID "9a4a01ad62584392ac81466311b03363"
-/* reading units' sections from systemd: on, off, failed */
+/* reading units' sections from systemd: on, or failed for EXECGUARD_UNIT */
 #define MID_UNIT_LOOKUP "b76dfe72c93c4efc87c23e5461e3c48e"
 /* lock backend: a file not lockable, or cannot be opened */
 #define MID_LOCK_SKIPPED "ce03c0fab0204417ac8eed8554222f11"
-/* lock backend: a range over a budget */
+/* lock backend: a range over the global budget */
 #define MID_LOCK_REFUSED "c9af7c06932d42f081a3abfc8a4ba504"
-/* lock backend: gave back under memory pressure, or took again */
+/* lock backend: gave back under memory pressure */
 #define MID_LOCK_PRESSURE "e09ad4011cd8443281f7292085f86349"
 /* lock backend: mlock() refused */
 #define MID_LOCK_MLOCK_FAILED "3362eb49aa7d43a5ba17ef4342bb2299"
 /* lock backend: a unit's figures */
 #define MID_LOCK_SUMMARY "1a70be7815a34f32a1d17b71c4fffe62"
-/* a process could not be looked at (EMFILE...): not protected, or kept as it was */
+/* a process could not be looked at (EMFILE...): not protected */
 #define MID_LOOK_FAILED "78f1e4aed68d47459ee37534a9f7796d"
+/* a protected process is no longer protected (the policy, or a move) */
+#define MID_PROCESS_RELEASED "93678903fb494c9fa2e2bf605b664349"
+/* a tracked process moved to another cgroup: decided again */
+#define MID_PROCESS_MOVED "42187769c2614cd180beb7ee52fb4c50"
+/* the stats line (SIGUSR1, at exit) */
+#define MID_STATS "6f50c2bd175c4c00944fb0958c340a93"
+/* the proc connector failed, or could not be opened */
+#define MID_CONNECTOR_FAILED "4b78cbb7e7754dc99ba64f63067a63f4"
+/* the proc connector is unavailable: retrying every second */
+#define MID_CONNECTOR_RETRYING "5095524880b944169aea2d309993e030"
+/* the proc connector is back */
+#define MID_CONNECTOR_BACK "b0dc2d58afa0498c90a92b49e8975515"
+/* the bus name is owned */
+#define MID_BUS_NAME "2552d8bbedb04de5826890304a5f8a39"
+/* the system bus was lost */
+#define MID_BUS_LOST "f8d48679467e40459a44f227ebc58a53"
+/* connected to the system bus again */
+#define MID_BUS_BACK "f5ac4a3df0454b4c86e6d6f13f7a7a55"
+/* systemd is not on the system bus: no unit sections are read */
+#define MID_UNIT_LOOKUP_OFF "e4a992da01c942a7b5de882177d171ca"
+/* /proc rescanned after lost connector events */
+#define MID_RESCANNED "4b522c33d39845109dea0e4eff86958a"
+/* lock backend: a range over its units' budgets (LOCK_REFUSED: the global one) */
+#define MID_LOCK_UNIT_REFUSED "8e068b3f31384954953ff64b58c6ba17"
+/* lock backend: memory back, locking again after a give-back */
+#define MID_LOCK_RELOCKED "437b87f546c74ac5a671ee690821e1cd"
+/* lock backend: memory pressure cannot be watched as configured */
+#define MID_LOCK_PRESSURE_WATCH "daa6d00067a943f3b1322022e25bc1ba"
+/* a protected process could not be looked at again: it stays protected */
+#define MID_LOOK_FAILED_KEPT "fe1f70dcafac45048606248a6f078fe3"

@@ -171,7 +171,7 @@ static void set_systemd(struct units *u, bool present)
 			  "systemd is on the bus: units' [X-ExecGuard] sections are read from their files and drop-ins");
 	} else if (!u->said_absent) {
 		u->said_absent = true;
-		log_event(LOG_NOTICE, MID_UNIT_LOOKUP, NULL,
+		log_event(LOG_NOTICE, MID_UNIT_LOOKUP_OFF, NULL,
 			  "systemd is not on the system bus: no unit [X-ExecGuard] sections are read, only %s",
 			  "the policy files");
 	}

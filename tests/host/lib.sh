@@ -2,18 +2,55 @@
 # Shared by the host integration tests: they run the real execguardd on
 # the real proc connector and cgroup2 of this machine (as root), with a
 # fake cgroup tree only where the machine's kernel lacks the file.
+# The one library of the host tests: tests/host/lock/lib.sh and
+# tests/host/bus/lib-bus.sh source it and add only what is their own.
+#
+# Every test starts with one prologue: test_init NEED... (see there).
+# Failing: fail MESSAGE ends the test at once (exit 1, with the tail of
+# the daemon's log); fail_later MESSAGE records a failure and lets the
+# test go on to check the rest, and the test exits 1 at its end. pass
+# and skip (exit 77) say what held or why nothing could be checked.
 set -u
+shopt -s extglob
 
-EXECGUARDD=${EXECGUARDD:?set by meson}
-T=$(mktemp -d /tmp/execguard-host-XXXXXX)
+EXECGUARDD=${EXECGUARDD:-}
+T=
+# The daemon's log (--log-target=stderr-fields): what fail shows and
+# has_event/wait_event read. The lock tests point it at their driver's.
+EVENT_LOG=
 CG2=
 DAEMON_PID=
 KIDS=()
 CGROUPS=()
+EXIT_HOOKS=()
+FAILED=0
 
 skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; [ -f "$T/daemon.log" ] && { echo "--- daemon log"; tail -n 40 "$T/daemon.log"; }; exit 1; }
+fail() {
+	echo "FAIL: $*"
+	FAILED=1
+	[ -n "$EVENT_LOG" ] && [ -f "$EVENT_LOG" ] && { echo "--- daemon log"; tail -n 40 "$EVENT_LOG"; }
+	exit 1
+}
+fail_later() { echo "FAIL: $*"; FAILED=1; }
 pass() { echo "PASS: $*"; }
+
+need_root() {
+	[ "$(id -u)" = 0 ] || skip "needs root (proc connector, cgroup writes, mlock)"
+}
+
+need_cgroup2() {
+	CG2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+	[ -n "$CG2" ] || skip "no cgroup2 file system mounted"
+}
+
+need_dbus() {
+	command -v dbus-daemon > /dev/null || skip "dbus-daemon is not installed"
+}
+
+# on_exit CMD: run CMD (eval'd) at exit, before the common cleanup;
+# hooks run newest first.
+on_exit() { EXIT_HOOKS+=("$1"); }
 
 cleanup() {
 	for k in "${KIDS[@]}"; do kill -9 "$k" 2>/dev/null; done
@@ -31,17 +68,31 @@ cleanup() {
 			rmdir "$d" 2>/dev/null
 		done < <(find "${CGROUPS[i]}" -depth -type d 2>/dev/null)
 	done
-	[ -n "${KEEP_T:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
-
-need_root() {
-	[ "$(id -u)" = 0 ] || skip "needs root (proc connector and cgroup writes)"
+	[ -n "$T" ] && [ -z "${KEEP_T:-}" ] && rm -rf "$T"
+	return 0
 }
 
-need_cgroup2() {
-	CG2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
-	[ -n "$CG2" ] || skip "no cgroup2 file system mounted"
+on_exit_run() {
+	local rc=$? i
+	for ((i = ${#EXIT_HOOKS[@]} - 1; i >= 0; i--)); do eval "${EXIT_HOOKS[i]}"; done
+	cleanup
+	# A failure recorded with fail_later fails the test however it ended
+	# (a skip after it too).
+	[ "$FAILED" != 0 ] && { [ "$rc" = 0 ] || [ "$rc" = 77 ]; } && rc=1
+	exit "$rc"
+}
+
+# The prologue of every host test: test_init [NEED...] checks each NEED
+# (root, cgroup2, dbus: need_root...; the test skips without it), makes
+# the temporary directory $T (under TEST_TMPDIR, default /tmp; KEEP_T=1
+# keeps it) and sets the exit trap (on_exit hooks, then the processes,
+# the daemon and the cgroups the test made are gone, then $T).
+test_init() {
+	local n
+	for n; do "need_$n"; done
+	T=$(mktemp -d "${TEST_TMPDIR:-/tmp}/execguard-host-XXXXXX") || fail "cannot make a temporary directory"
+	EVENT_LOG=$T/daemon.log
+	trap on_exit_run EXIT
 }
 
 # A fresh cgroup2 cgroup; prints its path relative to the root.
@@ -68,9 +119,10 @@ write_conf() {
 DAEMON_WRAP=()
 READY_SECS=10
 start_daemon() {
+	[ -n "$EXECGUARDD" ] || fail "EXECGUARDD is not set (meson sets it)"
 	"${DAEMON_WRAP[@]}" "$EXECGUARDD" -c "$T/etc/execguard.conf" --log-target=stderr-fields "$@" > "$T/daemon.log" 2>&1 &
 	DAEMON_PID=$!
-	wait_log "ready:" "$READY_SECS" || fail "daemon did not become ready"
+	wait_event "$READY_SECS" STARTED || fail "daemon did not become ready"
 }
 
 stop_daemon() {
@@ -88,27 +140,54 @@ mid() {
 	sed -n "s/^#define MID_$1 \"\([0-9a-f]*\)\"$/\1/p" "$(dirname "${BASH_SOURCE[0]}")/../../daemon/message-ids.h"
 }
 
-# has_event NAME FIELD=VALUE...: a daemon log line (--log-target=
-# stderr-fields) with that MESSAGE_ID and those fields; values as logged
-# (strings quoted: EXECGUARD_CGROUP="'/a'").
-has_event() {
-	local id f line
-	id=$(mid "$1") || return 1
-	[ -n "$id" ] || { echo "no MID_$1 in message-ids.h" >&2; return 1; }
+# events NAME [FIELD=VALUE...]: the lines of the daemon's log
+# (--log-target=stderr-fields, $EVENT_LOG) with the MESSAGE_ID of MID_NAME
+# and those fields. FIELD=VALUE as logged (strings quoted:
+# EXECGUARD_CGROUP="'/a'"), FIELD~GLOB a pattern (EXECGUARD_EXE~"'*/libc.so.6'").
+# A name message-ids.h lacks fails the test (a typo must not make a
+# "never logged" check pass).
+events() {
+	# Bytes, not characters: names need not be UTF-8.
+	local id f line LC_ALL=C
+	id=$(mid "$1")
+	[ -n "$id" ] || fail "no MID_$1 in daemon/message-ids.h"
 	shift
+	[ -f "$EVENT_LOG" ] || return 0
 	while IFS= read -r line; do
 		for f in "$@"; do
-			[[ "$line" == *" $f"[\ \]]* ]] || continue 2
+			if [[ "$f" == +([A-Z_])~* ]]; then
+				[[ "$line" == *" ${f%%~*}="${f#*~}[\ \]]* ]] || continue 2
+			else
+				[[ "$line" == *" $f"[\ \]]* ]] || continue 2
+			fi
 		done
-		return 0
-	done < <(grep -F "MESSAGE_ID=$id" "$T/daemon.log")
-	return 1
+		printf '%s\n' "$line"
+	done < <(grep -aF "MESSAGE_ID=$id" "$EVENT_LOG")
 }
+# has_event NAME FIELD=VALUE...: such a line is there.
+has_event() {
+	[ -n "$(mid "$1")" ] || fail "no MID_$1 in daemon/message-ids.h"
+	[ -n "$(events "$@")" ]
+}
+# count_events NAME FIELD=VALUE...: how many.
+count_events() { events "$@" | wc -l; }
+# last_event NAME FIELD=VALUE...: the newest, for the counters or figures
+# its message carries.
+last_event() { events "$@" | tail -n 1; }
+# problems: the log's lines at priority warning or worse (the level
+# stderr prints before such a message), with a MESSAGE_ID or not.
+problems() { grep -aE "^execguardd: (emerg|alert|crit|error|warning): " "$EVENT_LOG"; }
 # wait_event SECONDS NAME FIELD=VALUE...: until has_event.
 wait_event() {
 	local secs=$1
 	shift
 	wait_until "$secs" has_event "$@"
+}
+# events_newer N NAME FIELD=VALUE...: more than N such lines.
+events_newer() {
+	local n=$1
+	shift
+	[ "$(count_events "$@")" -gt "$n" ]
 }
 
 # wait_progress IDLE_SECONDS DONE_CMD PROGRESS_CMD: for work whose length
@@ -160,15 +239,17 @@ run_in() {
 	KIDS+=("$LAST_PID")
 }
 
-stats_newer() { [ "$(grep -c "stats (on request)" "$T/daemon.log")" -gt "$1" ]; }
-# stats: a fresh SIGUSR1 stats line; protected_now: its "protected now".
+# stats: a fresh stats line (SIGUSR1; MID_STATS) and its counters;
+# protected_now: its "protected now".
 stats() {
 	local before
-	before=$(grep -c "stats (on request)" "$T/daemon.log")
+	before=$(count_events STATS)
 	kill -USR1 "$DAEMON_PID"
-	wait_until 10 stats_newer "$before" || fail "no stats line after SIGUSR1"
-	grep "stats (on request)" "$T/daemon.log" | tail -n 1
+	wait_until 10 events_newer "$before" STATS || fail "no stats line after SIGUSR1"
+	last_event STATS
 }
 protected_now() { stats | sed -n 's/.*protected now \([0-9]*\).*/\1/p'; }
+# counter NAME: the counter NAME of a stats line on stdin ("exec batches").
+counter() { sed -n "s/.*[:,] $1 \\([0-9]*\\).*/\\1/p"; }
 
 file_value() { cat "$T/cgroot/$1/memory.exec_protect"; }

@@ -14,8 +14,7 @@
 #   the wall time the test measured around it.
 # - 0: no batch timer at all; looked at on the socket's wake-up.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-batch-$$
 new_cgroup "$A"
@@ -30,15 +29,14 @@ MatchCgroup=/$A
 Protect=yes
 CONF
 }
-field() { sed -n "s/.*$1 \\([0-9]*\\).*/\\1/p"; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 batch_conf 1000
 start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
 s=$(stats)
-g0=$(field "gone before look" <<<"$s")
-b0=$(field "exec batches" <<<"$s")
-w0=$(field "connector wake-ups" <<<"$s")
+g0=$(counter "gone before look" <<<"$s")
+b0=$(counter "exec batches" <<<"$s")
+w0=$(counter "connector wake-ups" <<<"$s")
 kill -STOP "$DAEMON_PID"
 run_in "$A" /bin/true
 short=$LAST_PID
@@ -47,12 +45,12 @@ run_in "$A" sleep 600
 long=$LAST_PID
 wait_until 5 grep -q sleep "/proc/$long/comm" || { kill -CONT "$DAEMON_PID"; fail "pid $long did not exec sleep"; }
 kill -CONT "$DAEMON_PID"
-wait_log "protect pid $long " 10 || fail "pid $long not protected after the batch"
-grep -q "protect pid $short " "$T/daemon.log" && fail "pid $short, gone before the look, was protected"
+wait_event 10 PROCESS_PROTECTED EXECGUARD_PID="$long" || fail "pid $long not protected after the batch"
+has_event PROCESS_PROTECTED EXECGUARD_PID="$short" && fail "pid $short, gone before the look, was protected"
 s=$(stats)
-g1=$(field "gone before look" <<<"$s")
-b=$(($(field "exec batches" <<<"$s") - b0))
-w=$(($(field "connector wake-ups" <<<"$s") - w0))
+g1=$(counter "gone before look" <<<"$s")
+b=$(($(counter "exec batches" <<<"$s") - b0))
+w=$(($(counter "connector wake-ups" <<<"$s") - w0))
 [ "$g1" -gt "$g0" ] || fail "the short process is not counted as gone before the look ($g0 -> $g1)"
 [ "$b" -ge 1 ] || fail "pid $long protected with no batch taken"
 [ "$w" -le $((b + 1)) ] || fail "$w socket wake-ups for $b batches"
@@ -68,16 +66,16 @@ batch_conf 200
 start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
 t0=$(now_ms)
 s=$(stats)
-e0=$(field "exec events" <<<"$s")
-w0=$(field "connector wake-ups" <<<"$s")
-b0=$(field "exec batches" <<<"$s")
+e0=$(counter "exec events" <<<"$s")
+w0=$(counter "connector wake-ups" <<<"$s")
+b0=$(counter "exec batches" <<<"$s")
 sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$B" "$T/execload" 500 3 /bin/true > /dev/null ||
 	fail "execload failed"
 s=$(stats)
 t1=$(now_ms)
-e1=$(field "exec events" <<<"$s")
-w1=$(field "connector wake-ups" <<<"$s")
-b1=$(field "exec batches" <<<"$s")
+e1=$(counter "exec events" <<<"$s")
+w1=$(counter "connector wake-ups" <<<"$s")
+b1=$(counter "exec batches" <<<"$s")
 n=$((e1 - e0)) w=$((w1 - w0)) b=$((b1 - b0)) ms=$((t1 - t0))
 [ "$n" -ge 1000 ] || fail "only $n exec events seen of 1500"
 [ "$b" -ge 1 ] || fail "no batch in a storm of $n execs"
@@ -90,10 +88,10 @@ batch_conf 0
 start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
 run_in "$A" sleep 600
 p=$LAST_PID
-wait_log "protect pid $p " 10 || fail "pid $p not protected with ExecBatchMSec=0"
+wait_event 10 PROCESS_PROTECTED EXECGUARD_PID="$p" || fail "pid $p not protected with ExecBatchMSec=0"
 s=$(stats)
-[ "$(field "exec batches" <<<"$s")" = 0 ] || fail "ExecBatchMSec=0 ran batches: $s"
-[ "$(field "connector wake-ups" <<<"$s")" -ge 1 ] || fail "ExecBatchMSec=0: no socket wake-up counted: $s"
+[ "$(counter "exec batches" <<<"$s")" = 0 ] || fail "ExecBatchMSec=0 ran batches: $s"
+[ "$(counter "connector wake-ups" <<<"$s")" -ge 1 ] || fail "ExecBatchMSec=0: no socket wake-up counted: $s"
 pass "ExecBatchMSec=0: no batch, looked at on the socket's wake-up"
 kill "$p"
 stop_daemon || fail "daemon exit status $?"

@@ -3,11 +3,8 @@
 # With the lock backend, execguardctl status and libs show the lock
 # backend's own figures: bytes locked per unit and per file.
 . "$(dirname "$0")/bus/lib-bus.sh"
-need_root
-need_cgroup2
-need_dbus
+bus_test_init
 
-S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 A=egtest-l-$$.service
 unit_cgroup "$S" "$A"
 write_conf <<CONF
@@ -21,13 +18,12 @@ PressureStallMSec=5000
 MatchUnit=egtest-l-$$.service
 Protect=yes
 CONF
-start_bus
 start_daemon
-grep -q "backend lock" "$T/daemon.log" || skip "lock backend not usable here: $(grep -m1 backend "$T/daemon.log")"
+has_event BACKEND EXECGUARD_BACKEND=lock || skip "lock backend not usable here: $(last_event BACKEND)"
 
 run_in "$S/$A" sleep 60
 p=$LAST_PID
-wait_log "protect pid $p .*policy lock, backend lock" 5 || fail "pid $p not protected"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$p" EXECGUARD_POLICY="'lock'" EXECGUARD_BACKEND=lock || fail "pid $p not protected"
 wait_ctl "^$A +yes +1 .*text locked \(policy lock\)" status || fail "status: $(ctl status 2>&1)"
 # What is locked comes with the looks after the exec: until it is there.
 status_locked() {

@@ -7,11 +7,8 @@
 # machine. The daemon sends them escaped as \xNN; every method and every
 # --json output works and stays valid UTF-8 JSON.
 . "$(dirname "$0")/bus/lib-bus.sh"
-need_root
-need_cgroup2
-need_dbus
+bus_test_init
 
-S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 A=$'egtest-n-\xff\x01-'$$.service
 esc_A="egtest-n-\\xff\\x01-$$.service"
 unit_cgroup "$S" "$A"
@@ -25,9 +22,8 @@ PressureStallMSec=5000
 MatchUnit=egtest-n-*-$$.service
 Protect=yes
 CONF
-start_bus
 start_daemon
-grep -q "backend lock" "$T/daemon.log" || skip "lock backend not usable here: $(grep -m1 backend "$T/daemon.log")"
+has_event BACKEND EXECGUARD_BACKEND=lock || skip "lock backend not usable here: $(last_event BACKEND)"
 
 # An executable and a library directory whose names are not UTF-8.
 chmod 755 "$T"
@@ -41,7 +37,7 @@ cp "$libc" "$libdir/"
 LD_LIBRARY_PATH=$libdir run_in "$S/$A" "$bin" 600
 p=$LAST_PID
 wait_until 10 grep -q "$(basename "$libc")" "/proc/$p/maps" || fail "pid $p did not map its libc"
-wait_log "protect pid $p " 10 || fail "pid $p not protected"
+wait_event 10 PROCESS_PROTECTED EXECGUARD_PID="$p" || fail "pid $p not protected"
 
 out=$(ctl status 2>&1) || fail "status failed: $out"
 grep -qF "$esc_A" <<<"$out" || fail "status does not show $esc_A: $out"

@@ -3,11 +3,8 @@
 # execguardctl reload with a broken drop-in prints the file:line errors
 # and exits 1 while the old policy stays in force; a good one is taken.
 . "$(dirname "$0")/bus/lib-bus.sh"
-need_root
-need_cgroup2
-need_dbus
+bus_test_init
 
-S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 A=egtest-r-$$.service
 unit_cgroup "$S" "$A"
 write_conf <<CONF
@@ -17,9 +14,8 @@ Backend=kernel
 MatchUnit=egtest-r-$$.service
 Protect=yes
 CONF
-start_bus
 start_daemon --cgroup-root="$T/cgroot"
-wait_log "on the system bus as" 5 || fail "not on the bus"
+wait_event 5 BUS_NAME || fail "not on the bus"
 
 printf '[Rule new]\nMatchUnit=%s\nProtect=never\nLockBudget=lots\n' "$A" > "$T/etc/execguard.d/50-bad.conf"
 chmod 644 "$T/etc/execguard.d/50-bad.conf"
@@ -38,14 +34,14 @@ grep -q "50-bad.conf:3: invalid Protect=never" "$T/err2" || fail "check-config: 
 
 run_in "$S/$A" sleep 60
 p=$LAST_PID
-wait_log "protect pid $p .*policy old" 5 || fail "old policy not in force after a rejected reload"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$p" EXECGUARD_POLICY="'old'" || fail "old policy not in force after a rejected reload"
 ctl explain "$p" | grep -q "decided by old" || fail "explain does not show the old rule"
 pass "broken reload rejected with file:line, old policy kept"
 
 printf '[Rule new]\nMatchUnit=%s\nProtect=no\n' "$A" > "$T/etc/execguard.d/50-bad.conf"
 out=$(ctl reload) || fail "good reload failed"
 [ "$out" = "policy reloaded: 2 rules from 2 files" ] || fail "reload said: $out"
-wait_log "pid $p .* no longer protected: new" 5 || fail "new policy not applied"
+wait_event 5 PROCESS_RELEASED EXECGUARD_PID="$p" EXECGUARD_POLICY="'new'" || fail "new policy not applied"
 ctl explain "$p" | grep -q "do not protect, decided by new" || fail "explain after reload"
 ctl --json reload | json_ok || fail "reload --json does not parse"
 pass "good reload applied"

@@ -5,11 +5,8 @@
 # --json parses, non-root callers see what the bus policy allows, and the
 # daemon keeps protecting when the bus goes away and comes back.
 . "$(dirname "$0")/bus/lib-bus.sh"
-need_root
-need_cgroup2
-need_dbus
+bus_test_init
 
-S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 A=egtest-a-$$.service
 B=egtest-b-$$.service
 unit_cgroup "$S" "$A"
@@ -22,11 +19,10 @@ MatchUnit=egtest-a-$$.service
 Protect=yes
 CONF
 
-start_bus
 start_daemon --cgroup-root="$T/cgroot"
-wait_log "on the system bus as org.execguard.Manager1" 5 || fail "daemon did not take its bus name"
-wait_log "systemd is not on the system bus" 5 || fail "no word about the missing systemd"
-[ "$(grep -c "systemd is not on the system bus" "$T/daemon.log")" = 1 ] || fail "said more than once"
+wait_event 5 BUS_NAME || fail "daemon did not take its bus name"
+wait_event 5 UNIT_LOOKUP_OFF || fail "no word about the missing systemd"
+[ "$(count_events UNIT_LOOKUP_OFF)" = 1 ] || fail "said more than once"
 
 # B's process exec'd before A's starts: once A's is decided, the daemon
 # has read B's exec event too.
@@ -36,7 +32,7 @@ exec_done() { [ "$(readlink "/proc/$1/exe")" = /usr/bin/sleep ]; }
 wait_until 5 exec_done "$pb" || fail "pid $pb did not exec sleep"
 run_in "$S/$A" sleep 60
 pa=$LAST_PID
-wait_log "protect pid $pa .*unit $A: policy web, backend kernel" 5 || fail "pid $pa not protected"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pa" EXECGUARD_UNIT="'$A'" EXECGUARD_POLICY="'web'" EXECGUARD_BACKEND=kernel || fail "pid $pa not protected"
 [ "$(file_value "$S/$A")" = 1 ] || fail "memory.exec_protect of $A not set"
 
 out=$(ctl status) || fail "execguardctl status failed: $out"
@@ -105,17 +101,17 @@ if id nobody > /dev/null 2>&1 && command -v setpriv > /dev/null; then
 fi
 
 stop_bus
-wait_log "lost the system bus" 5 || fail "bus loss not noticed"
+wait_event 5 BUS_LOST || fail "bus loss not noticed"
 ctl status > /dev/null 2>&1
 [ $? = 3 ] || fail "status without a bus: want exit 3"
 run_in "$S/$A" sleep 60
 pa2=$LAST_PID
-wait_log "protect pid $pa2 " 5 || fail "no protection without the bus"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pa2" || fail "no protection without the bus"
 kill -0 "$DAEMON_PID" || fail "daemon died with the bus"
 pass "protection goes on without the bus"
 
 start_bus
-wait_log "connected to the system bus again" 15 || fail "no reconnect"
+wait_event 15 BUS_BACK || fail "no reconnect"
 wait_ctl "backend kernel, 2 processes protected" status || fail "status after reconnect: $(ctl status 2>&1)"
 pass "back on the bus"
 
@@ -130,10 +126,10 @@ pass "clean stop; execguardctl says the daemon is not running"
 # and print its JSON row's "protected state".
 unit_state() {
 	start_daemon --cgroup-root="$T/cgroot" "$@"
-	wait_log "on the system bus as org.execguard.Manager1" 5 || fail "daemon did not take its bus name"
+	wait_event 5 BUS_NAME || fail "daemon did not take its bus name"
 	run_in "$S/$A" sleep 60
 	local p=$LAST_PID
-	wait_log "would protect pid $p " 10 || fail "pid $p not decided ($*)"
+	wait_event 10 PROCESS_PROTECTED EXECGUARD_PID="$p" || fail "pid $p not decided ($*)"
 	ctl --json status | python3 -c "
 import json, sys
 u = [x for x in json.load(sys.stdin)['units'] if x['unit'] == '$A']

@@ -4,6 +4,7 @@
 # --check-config; files others can write are refused; the options
 # behave as --help says.
 . "$(dirname "$0")/lib.sh"
+test_init
 
 out=$("$EXECGUARDD" --help) || fail "--help failed"
 for o in --config --dry-run --backend --check-config --cgroup-root --log-target --version; do

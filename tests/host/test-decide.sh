@@ -4,8 +4,7 @@
 # decided on, written (kernel backend on a fake tree), logged, and
 # released when it exits; one in another cgroup is left alone.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-test-a-$$
 B=execguard-test-b-$$
@@ -23,7 +22,7 @@ Protect=yes
 CONF
 
 start_daemon --cgroup-root="$T/cgroot"
-grep -q "backend kernel" "$T/daemon.log" || fail "kernel backend not chosen"
+has_event BACKEND EXECGUARD_BACKEND=kernel || fail "kernel backend not chosen"
 
 # exe_is PID PATH: PID runs PATH (its exec is done).
 exe_is() { [ "$(readlink "/proc/$1/exe")" = "$2" ]; }
@@ -34,11 +33,12 @@ pb=$LAST_PID
 wait_until 5 exe_is "$pb" /usr/bin/sleep || fail "pid $pb did not exec sleep"
 run_in "$A" sleep 30
 pa=$LAST_PID
-wait_log "protect pid $pa \(/usr/bin/sleep\) in /$A: policy test, backend kernel" 5 ||
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pa" EXECGUARD_EXE="'/usr/bin/sleep'" EXECGUARD_CGROUP="'/$A'" \
+	EXECGUARD_POLICY="'test'" EXECGUARD_BACKEND=kernel ||
 	fail "no decision logged for pid $pa"
 [ "$(file_value "$A")" = 1 ] || fail "memory.exec_protect of /$A is $(file_value "$A"), expected 1"
 [ "$(file_value "$B")" = 0 ] || fail "memory.exec_protect of /$B was touched"
-grep -q "protect pid $pb " "$T/daemon.log" && fail "pid $pb in /$B was protected"
+has_event PROCESS_PROTECTED EXECGUARD_PID="$pb" && fail "pid $pb in /$B was protected"
 pass "decided on $pa and wrote /$A"
 
 # The rule also needs the exe: another program in A is not protected.
@@ -50,14 +50,14 @@ ptail=$LAST_PID
 wait_until 5 exe_is "$ptail" /usr/bin/tail || fail "pid $ptail did not exec tail"
 run_in "$A" sleep 30
 pm=$LAST_PID
-wait_log "protect pid $pm \(/usr/bin/sleep\)" 5 || fail "no decision for pid $pm after tail"
-grep -q "protect pid $ptail (/usr/bin/tail)" "$T/daemon.log" && fail "tail (pid $ptail) matched a rule for sleep"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pm" EXECGUARD_EXE="'/usr/bin/sleep'" || fail "no decision for pid $pm after tail"
+has_event PROCESS_PROTECTED EXECGUARD_PID="$ptail" EXECGUARD_EXE="'/usr/bin/tail'" && fail "tail (pid $ptail) matched a rule for sleep"
 n=$(protected_now)
 [ "$n" = 2 ] || fail "$n processes protected with tail beside two sleeps, want 2"
 pass "a program the rule does not name is left alone"
 
 kill "$pa" "$pm"
-wait_log "set memory.exec_protect=0 in /$A" 5 || fail "not released after exit"
+wait_event 5 CGROUP_RELEASED EXECGUARD_CGROUP="'/$A'" || fail "not released after exit"
 [ "$(file_value "$A")" = 0 ] || fail "memory.exec_protect of /$A still $(file_value "$A")"
 pass "released /$A when its process exited"
 
@@ -66,7 +66,7 @@ pass "released /$A when its process exited"
 # The pauses put each new exec in the middle of the previous one's looks.
 run_in "$A" sh -c 'sleep 0.3; exec sh -c "sleep 0.5; exec sleep 30"'
 pchain=$LAST_PID
-wait_log "protect pid $pchain \(/usr/bin/sleep\)" 5 || fail "exec chain not decided"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pchain" EXECGUARD_EXE="'/usr/bin/sleep'" || fail "exec chain not decided"
 # Idle, not spinning: over 3 s (after the ~1.2 s of later looks), less
 # than a quarter of one CPU. A daemon in a loop takes far more even on a
 # loaded 2-core machine; a slow one that only handles the exec events of
@@ -76,6 +76,7 @@ busy=$(cpu_pct "$DAEMON_PID" 3)
 [ "$busy" -lt 25 ] || fail "daemon busy after an exec chain: ${busy}% of a CPU over 3 s"
 pass "exec chain decided, later looks ended, daemon idle"
 
+n=$(count_events STATS)
 stop_daemon || fail "daemon exited with $?"
-grep -q "stats (at exit)" "$T/daemon.log" || fail "no stats at exit"
+[ "$(count_events STATS)" -gt "$n" ] || fail "no stats at exit"
 pass "clean stop"

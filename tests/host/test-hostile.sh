@@ -5,15 +5,14 @@
 # run from a memfd. Each is decided on without a crash, the daemon keeps
 # working, and the policy's exe globs still match as written.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-hostile-$$
 new_cgroup "$A"
 fake_cgroup "$A"
 d="/var/tmp/execguard hostile $$"
 mkdir -p "$d"
-trap 'rm -rf "$d"; cleanup' EXIT
+on_exit 'rm -rf "$d"'
 long=$(printf 'x%.0s' $(seq 1 200))
 odd=("$d/with space" "$d/new
 line" "$d/bad-$(printf '\xff\xfe')" "$d/$long")
@@ -38,14 +37,15 @@ done
 run_in "$A" "$d/doomed" 60
 doomed=$LAST_PID
 for p in "${pids[@]}" "$doomed"; do
-	wait_log "protect pid $p " 5 || fail "pid $p ($(readlink "/proc/$p/exe")) not decided"
+	wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$p" || fail "pid $p ($(readlink "/proc/$p/exe")) not decided"
 done
 pass "spaces, newline, non-UTF-8 and a 200-byte name decided on"
 
 # Deleted while running: a reload looks at every process again.
 rm "$d/doomed"
+n=$(count_events POLICY_LOADED)
 kill -HUP "$DAEMON_PID"
-wait_log "policy reloaded" 5 || fail "reload"
+wait_until 5 events_newer "$n" POLICY_LOADED || fail "reload"
 # The rescan of the reload is done by the time the next signal is handled.
 stats > /dev/null
 kill -0 "$DAEMON_PID" || fail "daemon died on a deleted executable"
@@ -65,8 +65,8 @@ os.execv("/proc/self/fd/%d" % fd, ["payload", "60"])'
 	wait_until 5 memfd_exec "$pm" || fail "pid $pm did not exec from its memfd"
 	# A process started after the memfd exec is decided after it.
 	run_in "$A" "${odd[0]}" 60
-	wait_log "protect pid $LAST_PID " 5 || fail "no decision after the memfd program's"
-	grep -q "protect pid $pm " "$T/daemon.log" && fail "memfd program matched a path glob"
+	wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$LAST_PID" || fail "no decision after the memfd program's"
+	has_event PROCESS_PROTECTED EXECGUARD_PID="$pm" && fail "memfd program matched a path glob"
 	kill -0 "$DAEMON_PID" || fail "daemon died on a memfd program"
 	pass "a program run from a memfd is decided on without harm"
 fi

@@ -9,8 +9,7 @@
 #   every second, says when it is back, and its rescan finds the process
 #   started while it was deaf.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 command -v strace > /dev/null || skip "strace not installed"
 strace -o /dev/null -qq -e inject=getpid:error=EIO true 2> /dev/null || skip "strace cannot inject faults here"
 
@@ -46,16 +45,16 @@ stop_traced() {
 for err in EACCES EPERM EINVAL ENOENT; do
 	DAEMON_WRAP=(strace -o /dev/null -qq -e trace=pwrite64 -e inject=pwrite64:error=$err)
 	start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run-$err"
-	msg=$(perl -MPOSIX -e 'print strerror($ARGV[0])' "$(perl -MErrno -e "print Errno::$err()")")
+	errno=$(perl -MErrno -e "print Errno::$err()")
 	pids=()
 	for i in 1 2 3; do
 		run_in "$A" sleep 60
 		pids+=("$LAST_PID")
 	done
-	wait_log "cannot write memory.exec_protect in /$A: $msg" 10 || fail "$err: write failure not reported"
+	wait_event 10 CGROUP_FAILED EXECGUARD_CGROUP="'/$A'" ERRNO="$errno" || fail "$err: write failure not reported"
 	# All three decided: each had its chance to report again.
 	for p in "${pids[@]}"; do
-		wait_log "protect pid $p " 10 || fail "$err: pid $p not decided"
+		wait_event 10 PROCESS_PROTECTED EXECGUARD_PID="$p" || fail "$err: pid $p not decided"
 	done
 	# Not retrying in a loop: over 3 s, less than a quarter of one CPU
 	# (with strace's stops). A loop takes far more even on a loaded
@@ -64,11 +63,11 @@ for err in EACCES EPERM EINVAL ENOENT; do
 	child=$(daemon_child)
 	busy=$(cpu_pct "$child" 3)
 	[ "$busy" -lt 25 ] || fail "$err: daemon busy after the failure: ${busy}% of a CPU over 3 s"
-	n=$(grep -c "cannot .* memory.exec_protect in /$A" "$T/daemon.log")
+	n=$(count_events CGROUP_FAILED EXECGUARD_CGROUP="'/$A'")
 	[ "$n" = 1 ] || fail "$err: reported $n times for 3 processes"
 	[ "$(file_value "$A")" = 0 ] || fail "$err: file changed although every write failed"
 	stop_traced || fail "$err: daemon exit status $?"
-	pass "$err: reported once ($(grep -o "cannot write memory.exec_protect in /$A: .*" "$T/daemon.log")), daemon idle, clean stop"
+	pass "$err: reported once ($(last_event CGROUP_FAILED | sed 's/^execguardd: warning: //; s/ \[MESSAGE_ID=.*//')), daemon idle, clean stop"
 	for k in "${KIDS[@]}"; do kill "$k" 2>/dev/null; done
 	KIDS=()
 	wait 2>/dev/null
@@ -80,19 +79,20 @@ DAEMON_WRAP=(strace -o /dev/null -qq -e trace=recvfrom,bind -e inject=recvfrom:e
 	-e inject=bind:error=EADDRINUSE:when=2..4)
 start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run-cn"
 run_in "$A" sleep 60
-wait_log "proc connector receive failed: Input/output error; opening a new socket and rescanning" 10 ||
-	fail "receive error not handled"
-wait_log "proc connector unavailable: retrying every second" 5 || fail "failed reopen not reported"
+wait_event 10 CONNECTOR_FAILED ERRNO=5 || fail "receive error (EIO) not handled"
+wait_event 5 CONNECTOR_RETRYING || fail "failed reopen not reported"
 # Deaf now: a process started meanwhile must be found by the rescan.
 run_in "$B" sleep 60
 pb=$LAST_PID
-wait_log "proc connector back after 3 failed attempts" 10 || fail "connector not back"
-wait_log "protect pid $pb .* in /$B" 5 || fail "process started while the connector was down not found"
-[ "$(grep -c "cannot open the proc connector" "$T/daemon.log")" = 3 ] ||
-	fail "each failed attempt should say why: $(grep -c "cannot open the proc connector" "$T/daemon.log") lines"
+wait_event 10 CONNECTOR_BACK || fail "connector not back"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pb" EXECGUARD_CGROUP="'/$B'" || fail "process started while the connector was down not found"
+# EADDRINUSE (98) from each of the 3 refused binds.
+n=$(count_events CONNECTOR_FAILED ERRNO=98)
+[ "$n" = 3 ] || fail "each failed attempt should say why: $n reports"
+[ "$(count_events CONNECTOR_RETRYING)" = 1 ] || fail "the outage reported more than once"
 # And it listens again: a new process is decided from its exec event.
 run_in "$B" sleep 60
 pc=$LAST_PID
-wait_log "protect pid $pc .* in /$B" 5 || fail "no events after the connector came back"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pc" EXECGUARD_CGROUP="'/$B'" || fail "no events after the connector came back"
 stop_traced || fail "daemon exit status $?"
 pass "connector error: new socket after 3 refused binds, rescan found pid $pb, events flow again"

@@ -5,8 +5,7 @@
 # daemon (its VmLck), the status line says so, and the locks go when the
 # process exits. A rule's LockBudget= caps what is locked for its unit.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-lock-$$
 B=execguard-lock-small-$$
@@ -28,7 +27,7 @@ LockBudget=64K
 CONF
 
 start_daemon
-grep -q "backend lock" "$T/daemon.log" || fail "lock backend not chosen: $(head -5 "$T/daemon.log")"
+has_event BACKEND EXECGUARD_BACKEND=lock || fail "lock backend not chosen: $(head -5 "$T/daemon.log")"
 vmlck() { awk '/^VmLck:/ { print $2 }' "/proc/$DAEMON_PID/status"; }
 some_locked() { [ "$(vmlck)" -gt 0 ]; }
 none_locked() { [ "$(vmlck)" = 0 ]; }
@@ -36,7 +35,7 @@ none_locked() { [ "$(vmlck)" = 0 ]; }
 
 run_in "$A" sleep 60
 p=$LAST_PID
-wait_log "protect pid $p " 5 || fail "no decision for pid $p"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$p" || fail "no decision for pid $p"
 wait_until 5 some_locked
 k=$(vmlck)
 # sleep's own text and libc: at least the pages of sleep that ran.
@@ -46,12 +45,9 @@ libc_kb=$(( $(stat -L -c %s /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null || echo 
 pass "locked $k kB for sleep (files: sleep $sleep_kb kB, libc $libc_kb kB)"
 # SIGUSR1 logs the unit's summary now, also when it moved by less than
 # the megabyte that logs it unasked.
-summaries() { grep -Ec "/$A: text mapped [^ ]+, resident [^ ]+, locked [^ ]+ \(1 processes, [0-9]+ ranges\)" "$T/daemon.log"; }
-before=$(summaries)
-summaries_newer() { [ "$(summaries)" -gt "$1" ]; }
+before=$(count_events LOCK_SUMMARY EXECGUARD_UNIT="'/$A'")
 kill -USR1 "$DAEMON_PID"
-wait_until 5 summaries_newer "$before"
-[ "$(summaries)" -gt "$before" ] || fail "no lock summary on SIGUSR1: $(tail -n 3 "$T/daemon.log")"
+wait_until 5 events_newer "$before" LOCK_SUMMARY EXECGUARD_UNIT="'/$A'" || fail "no lock summary on SIGUSR1: $(tail -n 3 "$T/daemon.log")"
 pass "SIGUSR1 logs the lock summary"
 
 kill "$p"
@@ -62,8 +58,9 @@ wait_until 5 none_locked
 # the small text of sleep does.
 run_in "$B" sleep 60
 q=$LAST_PID
-wait_log "protect pid $q " 5 || fail "no decision for pid $q"
-wait_log "not locking .*libc.so.6 .*unit budget full" 5 || fail "libc not reported over the unit budget"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$q" || fail "no decision for pid $q"
+# Over /$B's own budget (the global one is the default, far larger).
+wait_event 5 LOCK_UNIT_REFUSED EXECGUARD_EXE~"'*/libc.so.6'" EXECGUARD_UNIT="'/$B'" || fail "libc not reported over the unit budget"
 # What is locked is what sleep has mapped: it may take a look after the
 # exec (RescanDelaysMSec) or a re-check (1 s) to be there.
 wait_until 5 some_locked
@@ -76,5 +73,7 @@ wait_until 5 none_locked
 pass "released at exit"
 stop_daemon || fail "daemon exited with $?"
 [ -n "${KEEP_LOG:-}" ] && cp "$T/daemon.log" "$KEEP_LOG"
-grep -Eiq "sanitizer|mlock\(\) of .* failed" "$T/daemon.log" && fail "errors in the log"
+has_event LOCK_MLOCK_FAILED EXECGUARD_EXE~"*" && fail "mlock() failed"
+# A sanitizer's report, not the daemon's message.
+grep -iq "sanitizer" "$T/daemon.log" && fail "a sanitizer report in the log"
 pass "clean stop"

@@ -30,7 +30,7 @@ LOCK_DRIVER=$W/driver-limited
 out=$(LIMIT_KB=0 "$LOCK_DRIVER" </dev/null 2>&1)
 rc=$?
 [ "$rc" = 77 ] && echo "$out" | grep -q "no CAP_IPC_LOCK and RLIMIT_MEMLOCK is 0" &&
-	pass "probe refuses with RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK" || fail "probe: rc $rc, '$out'"
+	pass "probe refuses with RLIMIT_MEMLOCK=0 and no CAP_IPC_LOCK" || fail_later "probe: rc $rc, '$out'"
 
 # Limit 1 MiB: libbig (2 MiB resident) does not fit, the rest does.
 export LIMIT_KB=1024
@@ -44,23 +44,23 @@ lk_cmd recheck
 lk_dump
 [ "$(dump_vmlck)" -le $((LIMIT_KB * 1024)) ] && [ "$(total locked)" = "$(dump_vmlck)" ] &&
 	pass "locked $(total locked) = VmLck, within the 1 MiB limit" ||
-	fail "locked $(total locked), VmLck $(dump_vmlck), limit $((LIMIT_KB * 1024))"
-[ "$(total locked)" -gt 0 ] && pass "what fits is still locked" || fail "nothing locked"
-grep -q "no CAP_IPC_LOCK: locking at most RLIMIT_MEMLOCK (1.0M); raise LimitMEMLOCK=" "$W/driver.err" &&
-	pass "the limit and what to set are reported" || fail "no report of the memlock limit"
-[ "$(total cap)" = $((LIMIT_KB * 1024)) ] || fail "budget not limited to RLIMIT_MEMLOCK: cap=$(total cap)"
+	fail_later "locked $(total locked), VmLck $(dump_vmlck), limit $((LIMIT_KB * 1024))"
+[ "$(total locked)" -gt 0 ] && pass "what fits is still locked" || fail_later "nothing locked"
+has_event LOCK_MLOCK_FAILED EXECGUARD_BYTES=$((LIMIT_KB * 1024)) &&
+	pass "the limit and what to set are reported" || fail_later "no report of the memlock limit"
+[ "$(total cap)" = $((LIMIT_KB * 1024)) ] || fail_later "budget not limited to RLIMIT_MEMLOCK: cap=$(total cap)"
 l=$(file_line /usr/lib/x86_64-linux-gnu/libc.so.6)
 [ -z "$l" ] || [ "$(field "$l" refusal)" = global-budget ] || [ "$(field "$l" locked)" -gt 0 ] ||
-	fail "libc neither locked nor refused: $l"
+	fail_later "libc neither locked nor refused: $l"
 lk_cmd rescan
 lk_cmd recheck
-grep -q "mlock() of .* failed" "$W/driver.err" && fail "mlock() failed: the plan ignored the limit"
-n=$(grep -c "not locking .* global budget full" "$W/driver.err")
+has_event LOCK_MLOCK_FAILED EXECGUARD_EXE~"*" && fail_later "mlock() failed: the plan ignored the limit"
+n=$(count_events LOCK_REFUSED)
 lk_cmd rescan
 lk_cmd recheck
-[ "$(grep -c "not locking .* global budget full" "$W/driver.err")" = "$n" ] &&
-	pass "refusals reported once ($n), not again on rescan" || fail "refusals reported again"
-[ "$(total locked)" = "$(dump_vmlck)" ] || fail "after rescans: total $(total locked) VmLck $(dump_vmlck)"
+[ "$(count_events LOCK_REFUSED)" = "$n" ] &&
+	pass "refusals reported once ($n), not again on rescan" || fail_later "refusals reported again"
+[ "$(total locked)" = "$(dump_vmlck)" ] || fail_later "after rescans: total $(total locked) VmLck $(dump_vmlck)"
 
 # The limit lowered behind the backend's back (prlimit on the running
 # daemon): mlock() itself fails. Reported once, the range given back whole,
@@ -71,7 +71,7 @@ if command -v prlimit >/dev/null; then
 	lk_evict "$F/prog3" "$F/libmore.so"
 	lk_run P3 "$F/prog3" 32
 	lk_run P4 "$F/prog3" 32
-	prlimit --pid "$DRV_PID" --memlock=4096:4096 || die prlimit
+	prlimit --pid "$DRV_PID" --memlock=4096:4096 || fail prlimit
 	lk_cmd protect "$P3" three.service
 	lk_cmd protect "$P4" four.service
 	lk_cmd recheck
@@ -86,15 +86,16 @@ if command -v prlimit >/dev/null; then
 		case $(field "$l" locked):$(field "$l" refusal) in
 		0:mlock-failed) nfailed=$((nfailed + 1)) ;;
 		0:global-budget) ;;
-		*) fail "after mlock failure: '$l'" ;;
+		*) fail_later "after mlock failure: '$l'" ;;
 		esac
 	done
-	[ "$nfailed" -gt 0 ] && grep -q "mlock() of \($F/prog3\|$F/libmore.so\) failed" "$W/driver.err" &&
+	[ "$nfailed" -gt 0 ] && { has_event LOCK_MLOCK_FAILED EXECGUARD_EXE="'$F/prog3'" ||
+		has_event LOCK_MLOCK_FAILED EXECGUARD_EXE="'$F/libmore.so'"; } &&
 		pass "mlock() failure: ranges not locked, $nfailed refused as mlock-failed" ||
-		fail "after mlock failure: $(grep "^file .*path=$F/\(prog3\|libmore.so\)" "$W/dump")"
-	[ "$(grep -c "mlock() of .* failed" "$W/driver.err")" = 1 ] && pass "mlock() failure reported once" ||
-		fail "mlock() failure reported $(grep -c "mlock() of .* failed" "$W/driver.err") times"
+		fail_later "after mlock failure: $(grep "^file .*path=$F/\(prog3\|libmore.so\)" "$W/dump")"
+	n=$(count_events LOCK_MLOCK_FAILED EXECGUARD_EXE~"*")
+	[ "$n" = 1 ] && pass "mlock() failure reported once" || fail_later "mlock() failure reported $n times"
 	[ "$(total locked)" = "$(dump_vmlck)" ] && pass "figures still the kernel's after the failure" ||
-		fail "after failure: total $(total locked) VmLck $(dump_vmlck)"
+		fail_later "after failure: total $(total locked) VmLck $(dump_vmlck)"
 fi
 lk_finish

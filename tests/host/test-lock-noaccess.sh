@@ -34,11 +34,11 @@ lk_dump
 old_ino=$(stat -c %i "$F/libbig.so")
 l=$(file_line "$F/libbig.so" "$old_ino")
 [ "$(field "$l" state)" = open ] && [ "$(field "$l" locked)" -gt 0 ] &&
-	pass "opened by path with matching inode and locked ($(field "$l" locked))" || fail "path route: '$l'"
+	pass "opened by path with matching inode and locked ($(field "$l" locked))" || fail_later "path route: '$l'"
 
 # Upgrade the library; drop our hold on the old inode so that it must be
 # opened again, from a process that maps it as deleted.
-cc -O1 -shared -fPIC -o "$F/libbig.so.new" "$W/libbig.c" -DUPGRADED=1 || die cc
+cc -O1 -shared -fPIC -o "$F/libbig.so.new" "$W/libbig.c" -DUPGRADED=1 || fail cc
 mv -f "$F/libbig.so.new" "$F/libbig.so"
 new_ino=$(stat -c %i "$F/libbig.so")
 lk_cmd release "$P"
@@ -48,17 +48,17 @@ for i in 1 2 3; do lk_cmd rescan; lk_cmd recheck; done
 lk_dump
 l=$(file_line "$F/libbig.so" "$old_ino")
 [ "$(field "$l" state)" = failed ] && [ "$(field "$l" locked)" = 0 ] && [ "$(field "$l" pids)" = 2 ] &&
-	pass "the old inode is reported failed, not locked" || fail "old inode: '$l'"
+	pass "the old inode is reported failed, not locked" || fail_later "old inode: '$l'"
 [ -z "$(file_line "$F/libbig.so" "$new_ino")" ] && pass "the new file at the path is not locked instead" ||
-	fail "new inode locked for processes that do not map it: $(file_line "$F/libbig.so" "$new_ino")"
-[ "$(total locked)" = "$(dump_vmlck)" ] || fail "total $(total locked) VmLck $(dump_vmlck)"
-n=$(grep -c "cannot open $F/libbig.so" "$W/driver.err")
-[ "$n" = 1 ] && pass "reported once over 2 processes and 3 rescans" || fail "reported $n times"
+	fail_later "new inode locked for processes that do not map it: $(file_line "$F/libbig.so" "$new_ino")"
+[ "$(total locked)" = "$(dump_vmlck)" ] || fail_later "total $(total locked) VmLck $(dump_vmlck)"
+n=$(count_events LOCK_SKIPPED EXECGUARD_EXE="'$F/libbig.so'")
+[ "$n" = 1 ] && pass "reported once over 2 processes and 3 rescans" || fail_later "reported $n times"
 
 # All gone and back: still not reported again (until a reload).
 lk_cmd release "$P"
 lk_cmd release "$P2"
 lk_cmd protect "$P" svc.service
 lk_cmd rescan
-[ "$(grep -c "cannot open $F/libbig.so" "$W/driver.err")" = 1 ] || fail "reported again after the range came back"
+[ "$(count_events LOCK_SKIPPED EXECGUARD_EXE="'$F/libbig.so'")" = 1 ] || fail_later "reported again after the range came back"
 lk_finish

@@ -21,16 +21,16 @@ lk_cmd protect "$OLD" svc.service
 lk_dump
 old_ino=$(stat -c %i "$F/libbig.so")
 old_locked=$(field "$(file_line "$F/libbig.so" "$old_ino")" locked)
-[ "${old_locked:-0}" -gt 0 ] || die "old library not locked: $(cat "$W/dump")"
+[ "${old_locked:-0}" -gt 0 ] || fail "old library not locked: $(cat "$W/dump")"
 fds_before=$(ls "/proc/$DRV_PID/fd" | wc -l)
 
 # Upgrade: new files written beside and renamed over the old ones.
-cc -O1 -shared -fPIC -o "$F/libbig.so.new" "$W/libbig.c" -DUPGRADED=1 || die cc
+cc -O1 -shared -fPIC -o "$F/libbig.so.new" "$W/libbig.c" -DUPGRADED=1 || fail cc
 cp "$F/prog" "$F/prog.new"
 mv -f "$F/libbig.so.new" "$F/libbig.so"
 mv -f "$F/prog.new" "$F/prog"
 new_ino=$(stat -c %i "$F/libbig.so")
-[ "$new_ino" != "$old_ino" ] || die "rename kept the inode"
+[ "$new_ino" != "$old_ino" ] || fail "rename kept the inode"
 lk_evict "$F/prog" "$F/libbig.so"
 lk_run NEW "$F/prog" 24
 
@@ -38,7 +38,7 @@ lk_run NEW "$F/prog" 24
 # maps it as "(deleted)": only map_files reaches it.
 lk_cmd release "$OLD"
 lk_dump
-[ -z "$(file_line "$F/libbig.so" "$old_ino")" ] || fail "old inode kept after release"
+[ -z "$(file_line "$F/libbig.so" "$old_ino")" ] || fail_later "old inode kept after release"
 lk_cmd protect "$LATE" late.service
 lk_cmd protect "$OLD" svc.service
 lk_cmd protect "$NEW" svc.service
@@ -47,30 +47,30 @@ lk_cmd recheck
 lk_dump
 lo=$(file_line "$F/libbig.so" "$old_ino"); ln=$(file_line "$F/libbig.so" "$new_ino")
 [ "$(field "$lo" locked)" -ge "$old_locked" ] && [ "$(field "$lo" state)" = open ] &&
-	pass "old inode locked again ($(field "$lo" locked)) through map_files" || fail "old inode: '$lo'"
+	pass "old inode locked again ($(field "$lo" locked)) through map_files" || fail_later "old inode: '$lo'"
 [ "$(field "$lo" pids)" = 2 ] && [ "$(field "$lo" units)" = 2 ] &&
-	pass "old-version process protected after the upgrade maps the old inode" || fail "late: '$lo'"
-[ "$(field "$ln" pids)" = 1 ] || fail "new inode should be mapped by 1 process: '$ln'"
+	pass "old-version process protected after the upgrade maps the old inode" || fail_later "late: '$lo'"
+[ "$(field "$ln" pids)" = 1 ] || fail_later "new inode should be mapped by 1 process: '$ln'"
 res=$(resident_of "$NEW" "$F/libbig.so")
 d=$(( $(field "$ln" locked) - res )); d=${d#-}
 [ "$(field "$ln" locked)" -gt 0 ] && [ "$d" -le "$PAGE" ] &&
-	pass "new inode locked ($(field "$ln" locked), resident $res)" || fail "new inode: '$ln' resident $res"
+	pass "new inode locked ($(field "$ln" locked), resident $res)" || fail_later "new inode: '$ln' resident $res"
 
 lk_stop "$OLD"
 lk_stop "$LATE"
 old_gone() { [ -z "$(file_line "$F/libbig.so" "$old_ino")" ]; }
 lk_dump_until 5 old_gone
 [ -z "$(file_line "$F/libbig.so" "$old_ino")" ] && [ -n "$(file_line "$F/libbig.so" "$new_ino")" ] &&
-	pass "old inode released at the old process's exit, new one kept" || fail "after exit: $(grep '^file ' "$W/dump")"
+	pass "old inode released at the old process's exit, new one kept" || fail_later "after exit: $(grep '^file ' "$W/dump")"
 [ "$(total locked)" = "$(dump_vmlck)" ] && pass "VmLck $(dump_vmlck) = what is locked" ||
-	fail "total $(total locked) VmLck $(dump_vmlck)"
-grep -q "(deleted)" "/proc/$DRV_PID/maps" && fail "the daemon still maps a deleted file: $(grep deleted "/proc/$DRV_PID/maps")"
+	fail_later "total $(total locked) VmLck $(dump_vmlck)"
+grep -q "(deleted)" "/proc/$DRV_PID/maps" && fail_later "the daemon still maps a deleted file: $(grep deleted "/proc/$DRV_PID/maps")"
 fds_after=$(ls "/proc/$DRV_PID/fd" | wc -l)
 [ "$fds_after" -le "$fds_before" ] && pass "no fd leaked ($fds_before -> $fds_after)" ||
-	fail "fds $fds_before -> $fds_after"
-grep -Ei "cannot|failed|error" "$W/driver.err" && fail "errors reported"
+	fail_later "fds $fds_before -> $fds_after"
+problems && fail_later "errors reported"
 lk_stop "$NEW"
 no_ranges() { [ "$(total ranges)" = 0 ]; }
 lk_dump_until 5 no_ranges
-[ "$(total ranges)" = 0 ] && [ "$(dump_vmlck)" = 0 ] || fail "left: ranges=$(total ranges) VmLck=$(dump_vmlck)"
+[ "$(total ranges)" = 0 ] && [ "$(dump_vmlck)" = 0 ] || fail_later "left: ranges=$(total ranges) VmLck=$(dump_vmlck)"
 lk_finish

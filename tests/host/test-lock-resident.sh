@@ -26,20 +26,20 @@ check_equal() { # what
 	line=$(file_line "$F/libbig.so")
 	locked=$(field "$line" locked)
 	echo "$1: libbig text mapped $len, resident $res, locked $locked"
-	[ -n "$locked" ] || { fail "$1: libbig not in the lock set"; return; }
+	[ -n "$locked" ] || { fail_later "$1: libbig not in the lock set"; return; }
 	local d=$((res - locked)); d=${d#-}
 	[ "$d" -le "$PAGE" ] && pass "$1: locked equals resident within a page" ||
-		fail "$1: locked $locked vs resident $res"
+		fail_later "$1: locked $locked vs resident $res"
 	[ "$locked" -gt 0 ] && [ "$((locked * 16))" -lt "$len" ] &&
 		pass "$1: locked is far below the text size ($len)" ||
-		fail "$1: locked $locked not far below $len"
+		fail_later "$1: locked $locked not far below $len"
 	[ "$(total locked)" = "$(dump_vmlck)" ] && pass "$1: total locked = daemon VmLck ($(dump_vmlck))" ||
-		fail "$1: total locked $(total locked) but VmLck $(dump_vmlck)"
+		fail_later "$1: total locked $(total locked) but VmLck $(dump_vmlck)"
 	# Every other range (libc, ld.so): locked <= resident, never more.
 	local f ino l r
 	while read -r f; do
 		l=$(field "$f" locked); r=$(field "$f" resident)
-		[ "$l" -le "$r" ] || fail "$1: $(field "$f" path) locked $l > resident $r"
+		[ "$l" -le "$r" ] || fail_later "$1: $(field "$f" path) locked $l > resident $r"
 	done < <(grep '^file ' "$W/dump")
 }
 
@@ -54,12 +54,12 @@ lk_dump_until 5 grown
 check_equal "after growth"
 now=$(field "$(file_line "$F/libbig.so")" locked)
 [ "$now" -ge $((first + 64 * PAGE)) ] && pass "lock grew by >= 64 pages ($first -> $now)" ||
-	fail "lock did not grow with the text ($first -> $now)"
+	fail_later "lock did not grow with the text ($first -> $now)"
 
-grep -q "mlock() of" "$W/driver.err" && fail "mlock failed: $(grep 'mlock() of' "$W/driver.err")"
+has_event LOCK_MLOCK_FAILED EXECGUARD_EXE~"*" && fail_later "mlock failed: $(events LOCK_MLOCK_FAILED)"
 lk_stop "$P"
 no_ranges() { [ "$(total ranges)" = 0 ]; }
 lk_dump_until 5 no_ranges
 [ "$(total ranges)" = 0 ] && [ "$(dump_vmlck)" = 0 ] && pass "all released at exit" ||
-	fail "left after exit: ranges=$(total ranges) VmLck=$(dump_vmlck)"
+	fail_later "left after exit: ranges=$(total ranges) VmLck=$(dump_vmlck)"
 lk_finish

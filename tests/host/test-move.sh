@@ -6,8 +6,7 @@
 # old cgroup is cleared when nothing protected is left in it, the new
 # one set; moved out of every protected cgroup, it is released.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-move-a-$$
 B=execguard-move-b-$$
@@ -28,7 +27,7 @@ start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
 
 run_in "$A" sleep 60
 p=$LAST_PID
-wait_log "protect pid $p " 5 || fail "no decision for pid $p"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$p" || fail "no decision for pid $p"
 [ "$(file_value "$A")" = 1 ] || fail "/$A not set"
 
 # wait_value CGROUP VALUE SECS
@@ -36,15 +35,15 @@ value_is() { [ "$(file_value "$1")" = "$2" ]; }
 wait_value() { wait_until "$3" value_is "$1" "$2"; }
 
 echo "$p" > "$CG2/$B/cgroup.procs" || fail "cannot move pid $p"
-wait_value "$B" 1 5 || fail "/$B not set after pid $p moved there: $(tail -n 3 "$T/daemon.log")"
+wait_value "$B" 1 5 || fail "/$B not set after pid $p moved there"
 wait_value "$A" 0 2 || fail "/$A still set with nothing protected left in it"
-grep -q "pid $p (.*) moved from /$A to /$B: deciding again" "$T/daemon.log" || fail "the move is not logged"
+has_event PROCESS_MOVED EXECGUARD_PID="$p" EXECGUARD_CGROUP="'/$B'" || fail "the move is not logged"
 [ "$(protected_now)" = 1 ] || fail "protected now $(protected_now) after the move, want 1"
 pass "moved between protected cgroups: followed, the old one cleared"
 
 echo "$p" > "$CG2/$U/cgroup.procs" || fail "cannot move pid $p"
 wait_value "$B" 0 5 || fail "/$B still set after pid $p left it"
-wait_log "pid $p \(.*\) no longer protected" 2 || fail "release not logged"
+wait_event 2 PROCESS_RELEASED EXECGUARD_PID="$p" EXECGUARD_CGROUP="'/$U'" || fail "release not logged"
 [ "$(file_value "$U")" = 0 ] || fail "/$U was set"
 [ "$(protected_now)" = 0 ] || fail "protected now $(protected_now) after leaving, want 0"
 pass "moved to an unprotected cgroup: released"

@@ -9,8 +9,7 @@
 #   alone, in a protected one it is tracked for itself and released when
 #   it, not its predecessor, exits.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 BASE=execguard-names-$$.slice
 new_cgroup "$BASE"
@@ -61,13 +60,13 @@ for n in "${names[@]}"; do
 	[ "$(file_value "$BASE/$n")" = 0 ] || fail "cgroup '$n' not cleared after its process exited"
 done
 pass "cgroups named with spaces, non-UTF-8, \\x2d, @ and ${#long} bytes: set and cleared"
-kill -USR1 "$DAEMON_PID"
-wait_log "stats \\(on request\\)" 5 || fail "no stats"
+stats > /dev/null
 # The escaped unit name matched its own rule (unit from the path, glob
 # with a literal backslash): explain is not on the host bus, so check
 # the decision's source in the log.
-grep -q 'protect pid [0-9]* (/usr/bin/sleep) in /'"$BASE"'/app\\x2dweb.service, unit app\\x2dweb.service' "$T/daemon.log" ||
-	fail "the unit app\\x2dweb.service was not taken from its path: $(grep 'x2d' "$T/daemon.log" | head -2)"
+has_event PROCESS_PROTECTED EXECGUARD_EXE="'/usr/bin/sleep'" EXECGUARD_CGROUP="'/$BASE/app\x2dweb.service'" \
+	EXECGUARD_UNIT="'app\x2dweb.service'" ||
+	fail "the unit app\\x2dweb.service was not taken from its path: $(grep -a 'x2d' "$T/daemon.log" | head -2)"
 pass "unit app\\x2dweb.service from its cgroup path"
 
 run_in "$DEEP" sleep 60
@@ -113,14 +112,14 @@ wait_after() {
 	local cg="$BASE/${names[0]}" m
 	run_in "$cg" sleep 60
 	m=$LAST_PID
-	wait_log "protect pid $m " 5 || fail "no decision for pid $m"
+	wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$m" || fail "no decision for pid $m"
 	kill "$m"
 	wait_until 5 value_is "$cg" 0 || fail "/$cg not cleared after pid $m exited"
 }
 for where in off on; do
 	run_in "$BASE/tmpl@1.service" sleep 60
 	want=$LAST_PID
-	wait_log "protect pid $want " 5 || fail "pid $want not protected"
+	wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$want" || fail "pid $want not protected"
 	[ "$(protected_now)" = 1 ] || fail "expected 1 protected process"
 	kill -STOP "$DAEMON_PID"
 	# An exec first, so that the connector is ready before the old

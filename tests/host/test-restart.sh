@@ -4,8 +4,7 @@
 # from /proc and the cgroup tree, keeps what the policy still wants and
 # clears what it set that the policy no longer wants; nothing stale.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-restart-a-$$
 B=execguard-restart-b-$$
@@ -20,8 +19,8 @@ CONF
 start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
 run_in "$A" sleep 60
 run_in "$B" sleep 60
-wait_log "set memory.exec_protect=1 in /$B" 5 || fail "B not set"
-wait_log "set memory.exec_protect=1 in /$A" 5 || fail "A not set"
+wait_event 5 CGROUP_PROTECTED EXECGUARD_CGROUP="'/$B'" || fail "B not set"
+wait_event 5 CGROUP_PROTECTED EXECGUARD_CGROUP="'/$A'" || fail "A not set"
 grep -qx "/$A" "$T/run/kernel-owned" || fail "state file lacks /$A: $(cat "$T/run/kernel-owned")"
 
 kill -9 "$DAEMON_PID"
@@ -39,8 +38,9 @@ MatchCgroup=/$A
 Protect=yes
 CONF
 start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
-wait_log "2 cgroups were set by an earlier run" 5 || fail "earlier run's state not read"
-wait_log "set memory.exec_protect=0 in /$B" 5 || fail "stale /$B not cleared"
+# /$B's process still runs: only the earlier run's state file makes /$B
+# the daemon's to clear.
+wait_event 5 CGROUP_RELEASED EXECGUARD_CGROUP="'/$B'" || fail "stale /$B not cleared: earlier run's state not read?"
 [ "$(file_value "$A")" = 1 ] || fail "/$A lost its protection over the restart"
 [ "$(file_value "$B")" = 0 ] || fail "/$B still set"
 grep -qx "/$B" "$T/run/kernel-owned" && fail "/$B still in the state file"

@@ -17,8 +17,7 @@
 # (tens of thousands of ASan processes would not fit in memory); in the
 # ASan tree only the memory bounds are skipped.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 command -v cc > /dev/null || skip "needs a C compiler for the helpers"
 N=${SCALE_PROCS:-20000}
 L=${SCALE_LIBS:-2000}
@@ -78,7 +77,7 @@ sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$A" "$T/spawn" "$N" "$T/p
 SPAWN=$!
 KIDS+=("$SPAWN" "$FREE")
 # spawn leads its own process group: take all of it down on any exit.
-trap 'kill -9 -- -"$SPAWN" -"$FREE" 2>/dev/null; cleanup' EXIT
+on_exit 'kill -9 -- -"$SPAWN" -"$FREE" 2>/dev/null'
 # Tens of thousands of forks take minutes on a slow or loaded machine:
 # wait while they make progress, not for a fixed time.
 spawned() { cat "$CG2/$A/cgroup.procs" "$CG2/$C/cgroup.procs" 2>/dev/null | wc -l; }
@@ -104,7 +103,8 @@ else
 	pass "$N processes tracked within $limit kB ($info)"
 fi
 [ "$(file_value "$A")" = 1 ] || fail "memory.exec_protect not set"
-grep -q "cannot look at pid" "$T/daemon.log" && fail "errors looking at processes: $(grep "cannot look at pid" "$T/daemon.log" | head -3)"
+has_event LOOK_FAILED && fail "errors looking at processes: $(events LOOK_FAILED | head -3)"
+has_event LOOK_FAILED_KEPT && fail "errors looking at protected processes: $(events LOOK_FAILED_KEPT | head -3)"
 kill -TERM "$SPAWN" "$FREE"
 wait "$SPAWN" "$FREE"
 all_released() { tracked -eq 0; }
@@ -123,14 +123,14 @@ DAEMON_WRAP=()
 sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$A" "$T/spawn" 1000 "$T/pause" > "$T/spawn2.out" &
 SPAWN=$!
 wait_until 30 says started "$T/spawn2.out"
-wait_log "cannot look at pid [0-9]+: Too many open files \\(one open file per protected process; raise LimitNOFILE=\\)" 10 ||
+wait_event 10 LOOK_FAILED ERRNO=24 ||
 	fail "running out of file descriptors is not reported"
 wait_until 10 tracked -gt 100
 # Said once for the processes it cannot pin, and at most once for the
 # later looks at those it keeps protected (they fail too, and keep them).
-n=$(grep -cE "cannot look at pid [0-9]+: " "$T/daemon.log")
+n=$(count_events LOOK_FAILED)
 [ "$n" = 1 ] || fail "out of file descriptors reported $n times"
-n=$(grep -cE "cannot look at pid [0-9]+ again: " "$T/daemon.log")
+n=$(count_events LOOK_FAILED_KEPT)
 [ "$n" -le 1 ] || fail "failed later looks reported $n times"
 [ "$got" -gt 100 ] && [ "$got" -lt 256 ] || fail "$got processes tracked with 256 file descriptors"
 kill -0 "$DAEMON_PID" || fail "daemon died"
@@ -167,13 +167,13 @@ done
 want_ranges=$L
 all_ranges() {
 	stats > /dev/null
-	n=$(grep -o "/$B: text mapped .*" "$T/daemon.log" | tail -n 1 | sed -n 's/.*(3 processes, \([0-9]*\) ranges).*/\1/p')
+	n=$(last_event LOCK_SUMMARY EXECGUARD_UNIT="'/$B'" | sed -n 's/.*(3 processes, \([0-9]*\) ranges).*/\1/p')
 	[ -n "$n" ] && [ "$n" -ge "$want_ranges" ] && return 0
 	sleep 0.45
 	return 1
 }
 wait_until 60 all_ranges
-[ -n "$n" ] && [ "$n" -ge "$want_ranges" ] || fail "lock summary: $(grep -o "/$B: text mapped .*" "$T/daemon.log" | tail -n 1)"
+[ -n "$n" ] && [ "$n" -ge "$want_ranges" ] || fail "lock summary: $(last_event LOCK_SUMMARY EXECGUARD_UNIT="'/$B'")"
 locked=$(kb VmLck)
 rss=$(kb RssAnon)
 hwm=$(kb VmHWM)

@@ -5,14 +5,13 @@
 # (once) instead of failing or locking silently; its libraries from the
 # disk are still locked.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 
 A=execguard-tmpfs-$$
 new_cgroup "$A"
 mkdir "$T/shm"
 mount -t tmpfs -o size=8M execguard-tmpfs "$T/shm" || skip "cannot mount a tmpfs"
-trap 'kill -9 "${KIDS[@]}" 2>/dev/null; wait 2>/dev/null; umount "$T/shm" 2>/dev/null; cleanup' EXIT
+on_exit 'kill -9 "${KIDS[@]}" 2>/dev/null; wait 2>/dev/null; umount "$T/shm" 2>/dev/null'
 cp /usr/bin/sleep "$T/shm/sleep-on-tmpfs"
 write_conf <<CONF
 [Daemon]
@@ -27,18 +26,17 @@ for i in 1 2; do
 	run_in "$A" "$T/shm/sleep-on-tmpfs" 60
 	pids+=("$LAST_PID")
 done
-for p in "${pids[@]}"; do wait_log "protect pid $p " 5 || fail "pid $p not decided"; done
-wait_log "sleep-on-tmpfs.*on tmpfs/ramfs/hugetlbfs: shmem pages are swapped, not dropped; not locked" 5 ||
-	fail "the tmpfs program is not reported: $(grep -i tmpfs "$T/daemon.log")"
+for p in "${pids[@]}"; do wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$p" || fail "pid $p not decided"; done
+wait_event 5 LOCK_SKIPPED EXECGUARD_EXE="'$T/shm/sleep-on-tmpfs'" || fail "the tmpfs program is not reported"
 vmlck=$(awk '$1 == "VmLck:" { print $2 }' "/proc/$DAEMON_PID/status")
 [ "$vmlck" -gt 0 ] || fail "libc from the disk not locked either"
 # Each process is looked at on its exec and at the 3 later looks
 # (RescanDelaysMSec 20 200 1000): 8 looks at least before all are done,
 # each a chance to report again.
-looks() { stats | sed -n 's/.*later looks \([0-9]*\).*/\1/p'; }
+looks() { stats | counter "later looks"; }
 looks_done() { [ "$(looks)" -ge 8 ]; }
 wait_until 5 looks_done || fail "later looks: $(looks), want 8 at least"
-n=$(grep -c "sleep-on-tmpfs.*on tmpfs" "$T/daemon.log")
+n=$(count_events LOCK_SKIPPED EXECGUARD_EXE="'$T/shm/sleep-on-tmpfs'")
 [ "$n" = 1 ] || fail "reported $n times for two processes and their later looks"
 pass "program on tmpfs reported once as not lockable; $vmlck kB of its disk libraries locked"
 stop_daemon || fail "daemon exit status $?"

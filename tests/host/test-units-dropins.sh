@@ -5,12 +5,8 @@
 # policy, later drop-ins win, a daemon-reload (Reloading signal) makes the
 # decision follow a changed drop-in, a broken one is reported file:line.
 . "$(dirname "$0")/bus/lib-bus.sh"
-need_root
-need_cgroup2
-need_dbus
-[ -x "$FAKE_SYSTEMD" ] || skip "FAKE_SYSTEMD not built"
+bus_test_init fake-systemd
 
-S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 U=egtest-u-$$.service
 V=egtest-v-$$.service
 unit_cgroup "$S" "$U"
@@ -23,8 +19,6 @@ Backend=kernel
 MatchUnit=egtest-v-$$.service
 Protect=no
 CONF
-start_bus
-start_fake_systemd
 mkdir -p "$T/units/$U.d" "$T/units/$V.d"
 printf '[Unit]\nDescription=test\n[Service]\nExecStart=/bin/sleep 60\n' > "$T/units/$U"
 printf '[X-ExecGuard]\nProtect=yes\n' > "$T/units/$U.d/10-execguard.conf"
@@ -32,14 +26,14 @@ printf '[Service]\nNice=5\n\n[X-ExecGuard]\nProtect=yes\nLockBudget=16M\n' > "$T
 chmod -R go-w "$T/units"
 
 start_daemon --cgroup-root="$T/cgroot"
-wait_log "systemd is on the bus" 5 || fail "daemon did not see the systemd stand-in"
+wait_event 5 UNIT_LOOKUP || fail "daemon did not see the systemd stand-in"
 
 run_in "$S/$U" sleep 60
 pu=$LAST_PID
 run_in "$S/$V" sleep 60
 pv=$LAST_PID
-wait_log "protect pid $pu .*policy $T/units/$U.d/10-execguard.conf:2" 5 || fail "$U not protected by its drop-in"
-wait_log "protect pid $pv .*policy $T/units/$V.d/execguard.conf:5" 5 || fail "$V's drop-in did not win over the policy"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pu" EXECGUARD_POLICY="'$T/units/$U.d/10-execguard.conf:2'" || fail "$U not protected by its drop-in"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pv" EXECGUARD_POLICY="'$T/units/$V.d/execguard.conf:5'" || fail "$V's drop-in did not win over the policy"
 out=$(ctl explain "$pv")
 echo "$out"
 echo "$out" | grep -q "unit section:  \[X-ExecGuard\] Protect=yes LockBudget=16777216 at $T/units/$V.d/execguard.conf:5" ||
@@ -52,7 +46,7 @@ pass "drop-ins protect, and win over the policy"
 ctl reload > /dev/null || fail "reload failed"
 out=$(ctl explain "$pv")
 echo "$out" | grep -q "decision: *protect, decided by $T/units/$V.d/execguard.conf:5" || fail "after reload: $out"
-grep -q "pid $pv .*no longer protected" "$T/daemon.log" && fail "reload dropped $pv"
+has_event PROCESS_RELEASED EXECGUARD_PID="$pv" && fail "reload dropped $pv"
 pass "reload over D-Bus re-reads the unit sections"
 
 # A later drop-in wins; systemd's reload makes the daemon read again.
@@ -60,7 +54,7 @@ printf '[X-ExecGuard]\nProtect=no\n' > "$T/units/$U.d/20-off.conf"
 chmod go-w "$T/units/$U.d/20-off.conf"
 kill -HUP "$FAKE_PID"
 # (the manager says "no rule matches" here: its fast path skips policy_decide)
-wait_log "pid $pu .* no longer protected" 5 || fail "later drop-in did not win after daemon-reload"
+wait_event 5 PROCESS_RELEASED EXECGUARD_PID="$pu" || fail "later drop-in did not win after daemon-reload"
 ctl explain "$pu" | grep -q "do not protect, decided by $T/units/$U.d/20-off.conf:2" || fail "explain after daemon-reload"
 ctl status | grep -Eq "^$U +no +0 .*Protect=no at $T/units/$U.d/20-off.conf:2" || fail "status: $(ctl status)"
 pass "daemon-reload: a later drop-in turns protection off"
@@ -69,6 +63,8 @@ pass "daemon-reload: a later drop-in turns protection off"
 printf '[X-ExecGuard]\nProtect=maybe\n' > "$T/units/$U.d/30-typo.conf"
 chmod go-w "$T/units/$U.d/30-typo.conf"
 kill -HUP "$FAKE_PID"
+wait_event 5 UNIT_SECTION_INVALID EXECGUARD_UNIT="'$U'" || fail "broken drop-in not reported"
+# The error as the user reads it: FILE:LINE (execguard.conf(5)).
 wait_log "$T/units/$U.d/30-typo.conf:2: invalid Protect=maybe; expected yes or no \(unit $U; this file is ignored\)" 5 ||
 	fail "broken drop-in not reported with file:line"
 ctl check-config -c "$T/etc/execguard.conf" "$T/units/$U.d/30-typo.conf" 2> "$T/err"
@@ -81,14 +77,19 @@ pass "broken drop-in reported file:line, by the daemon and by check-config"
 # Writable by others: refused like a policy file.
 rm "$T/units/$U.d/20-off.conf" "$T/units/$U.d/30-typo.conf"
 chmod 666 "$T/units/$U.d/10-execguard.conf"
+n=$(count_events UNIT_SECTION_INVALID EXECGUARD_UNIT="'$U'")
 kill -HUP "$FAKE_PID"
-wait_log "10-execguard.conf: refused: writable by group or others" 5 || fail "a world-writable drop-in was read"
+wait_until 5 events_newer "$n" UNIT_SECTION_INVALID EXECGUARD_UNIT="'$U'" || fail "a world-writable drop-in was read"
+# Why, as the user reads it.
+last_event UNIT_SECTION_INVALID EXECGUARD_UNIT="'$U'" | grep -q "10-execguard.conf: refused: writable by group or others" ||
+	fail "refused without saying why: $(last_event UNIT_SECTION_INVALID)"
 pass "a drop-in writable by others is refused"
 
 # A unit started after the daemon is protected from its first process on.
 chmod 644 "$T/units/$U.d/10-execguard.conf"
+n=$(count_events PROCESS_PROTECTED EXECGUARD_PID="$pu" EXECGUARD_POLICY="'$T/units/$U.d/10-execguard.conf:2'")
 kill -HUP "$FAKE_PID"
-wait_log "protect pid $pu .*10-execguard.conf:2" 5 || fail "$U not protected again"
+wait_until 5 events_newer "$n" PROCESS_PROTECTED EXECGUARD_PID="$pu" EXECGUARD_POLICY="'$T/units/$U.d/10-execguard.conf:2'" || fail "$U not protected again"
 W=egtest-w-$$.service
 unit_cgroup "$S" "$W"
 mkdir -p "$T/units/$W.d"
@@ -97,6 +98,6 @@ chmod -R go-w "$T/units/$W.d"
 kill -HUP "$FAKE_PID"
 run_in "$S/$W" sleep 60
 pw=$LAST_PID
-wait_log "protect pid $pw .*policy $T/units/$W.d/execguard.conf:2" 5 || fail "new unit not protected"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pw" EXECGUARD_POLICY="'$T/units/$W.d/execguard.conf:2'" || fail "new unit not protected"
 pass "a new unit is protected from its first process"
 stop_daemon || fail "daemon exit status $?"

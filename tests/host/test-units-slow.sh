@@ -8,12 +8,8 @@
 # was two blocking calls: the daemon stalled, and the waiting process was
 # decided without its section for good.
 . "$(dirname "$0")/bus/lib-bus.sh"
-need_root
-need_cgroup2
-need_dbus
-[ -x "$FAKE_SYSTEMD" ] || skip "FAKE_SYSTEMD not built"
+bus_test_init fake-systemd
 
-S=execguard-test-$$.slice # its own: cleanup removes the whole slice
 K=egtest-k-$$.service
 N=egtest-n-$$.service
 unit_cgroup "$S" "$K"
@@ -22,21 +18,18 @@ write_conf <<CONF
 [Daemon]
 Backend=kernel
 CONF
-start_bus
-start_fake_systemd
 for u in "$K" "$N"; do
 	mkdir -p "$T/units/$u.d"
 	printf '[X-ExecGuard]\nProtect=yes\n' > "$T/units/$u.d/execguard.conf"
 done
 chmod -R go-w "$T/units"
 start_daemon --cgroup-root="$T/cgroot"
-wait_log "systemd is on the bus" 10 || fail "daemon did not see the systemd stand-in"
-field() { sed -n "s/.*$1 \\([0-9]*\\).*/\\1/p"; }
+wait_event 10 UNIT_LOOKUP || fail "daemon did not see the systemd stand-in"
 
 run_in "$S/$K" sleep 600
 pk=$LAST_PID
-wait_log "protect pid $pk .*policy $T/units/$K.d/execguard.conf:2" 10 || fail "$K not protected by its drop-in"
-w0=$(stats | field "waits for unit sections")
+wait_event 10 PROCESS_PROTECTED EXECGUARD_PID="$pk" EXECGUARD_POLICY="'$T/units/$K.d/execguard.conf:2'" || fail "$K not protected by its drop-in"
+w0=$(stats | counter "waits for unit sections")
 
 kill -STOP "$FAKE_PID"
 run_in "$S/$N" sleep 600
@@ -44,10 +37,10 @@ pn=$LAST_PID
 wait_until 10 grep -q sleep "/proc/$pn/comm" || fail "pid $pn did not exec sleep"
 run_in "$S/$K" sleep 600
 pk2=$LAST_PID
-wait_log "protect pid $pk2 " 10 || fail "pid $pk2 of the known unit $K not decided while systemd does not answer"
-w1=$(stats | field "waits for unit sections")
+wait_event 10 PROCESS_PROTECTED EXECGUARD_PID="$pk2" || fail "pid $pk2 of the known unit $K not decided while systemd does not answer"
+w1=$(stats | counter "waits for unit sections")
 out=$(ctl --json explain "$pn") || fail "explain $pn: $out"
-grep -q "protect pid $pn " "$T/daemon.log" && { kill -CONT "$FAKE_PID"; fail "pid $pn decided before systemd answered"; }
+has_event PROCESS_PROTECTED EXECGUARD_PID="$pn" && { kill -CONT "$FAKE_PID"; fail "pid $pn decided before systemd answered"; }
 kill -CONT "$FAKE_PID"
 [ "$w1" -gt "$w0" ] || fail "no decision waited for systemd ($w0 -> $w1)"
 python3 -c "
@@ -59,9 +52,9 @@ pass "systemd not answering: $K's process decided at once, $N's waits (explain s
 
 # The daemon waits up to 10 s for an answer; a machine so loaded that the
 # stand-in stayed stopped that long proves nothing either way.
-grep -q "cannot read unit $N's files from systemd" "$T/daemon.log" &&
+has_event UNIT_LOOKUP EXECGUARD_UNIT="'$N'" &&
 	skip "the lookup of $N timed out before the stand-in was resumed (machine too loaded)"
-wait_log "protect pid $pn .*policy $T/units/$N.d/execguard.conf:2" 15 ||
+wait_event 15 PROCESS_PROTECTED EXECGUARD_PID="$pn" EXECGUARD_POLICY="'$T/units/$N.d/execguard.conf:2'" ||
 	fail "pid $pn not decided with its unit's section once systemd answered"
 pass "once systemd answers, $N's process is protected by its section"
 stop_daemon || fail "daemon exit status $?"

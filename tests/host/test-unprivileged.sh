@@ -9,8 +9,7 @@
 # root's or that others can write, test-config and test-units-dropins;
 # D-Bus reload and explain for non-root, test-bus-status.)
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 id nobody > /dev/null 2>&1 && command -v setpriv > /dev/null || skip "needs user nobody and setpriv"
 
 S=execguard-sys-$$.slice
@@ -39,7 +38,7 @@ start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
 # Root's cgroup: the rule works.
 run_in "$S/real.service" sleep 60
 pr=$LAST_PID
-wait_log "protect pid $pr \(/usr/bin/sleep\) in /$S/real.service" 5 || fail "the control case was not protected"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pr" EXECGUARD_EXE="'/usr/bin/sleep'" EXECGUARD_CGROUP="'/$S/real.service'" || fail "the control case was not protected"
 pass "control: sleep in root's /$S/real.service is protected"
 
 # As nobody, in its own subtree: cgroups named like a protected unit and
@@ -68,9 +67,9 @@ grep -q "^$pv$" "$CG2/$D/victim.service/cgroup.procs" || fail "nobody could not 
 # The daemon has seen their execs once it has decided on a process
 # started after them.
 run_in "$S/real.service" sleep 60
-wait_log "protect pid $LAST_PID " 5 || fail "no decision for pid $LAST_PID after nobody's"
-grep -q "protect pid $pv " "$T/daemon.log" && fail "nobody's cgroup named victim.service was protected"
-grep -q "protect pid $pf " "$T/daemon.log" && fail "nobody's cgroup /$D/$S/fake.service matched MatchCgroup=/$S/*"
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$LAST_PID" || fail "no decision for pid $LAST_PID after nobody's"
+has_event PROCESS_PROTECTED EXECGUARD_PID="$pv" && fail "nobody's cgroup named victim.service was protected"
+has_event PROCESS_PROTECTED EXECGUARD_PID="$pf" && fail "nobody's cgroup /$D/$S/fake.service matched MatchCgroup=/$S/*"
 [ "$(file_value "$D/victim.service")" = 0 ] || fail "memory.exec_protect written in nobody's victim.service"
 [ "$(file_value "$D/$S/fake.service")" = 0 ] || fail "memory.exec_protect written in nobody's fake slice"
 [ "$(file_value "$D")" = 0 ] || fail "memory.exec_protect written on the delegated user@ cgroup"

@@ -7,8 +7,7 @@
 # (Debian 12) does not know pidfd_open, so this also runs the daemon's
 # path for kernels before 5.3: /proc directory pins and exit events.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_cgroup2
+test_init root cgroup2
 command -v valgrind > /dev/null || skip "valgrind not installed"
 # The sanitizer build runs the same suite; memcheck cannot run ASan code.
 ldd "$EXECGUARDD" | grep -q libasan && skip "AddressSanitizer build: memcheck runs on the plain build"
@@ -34,22 +33,25 @@ CONF
 	DAEMON_WRAP=(valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect,possible
 		--errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99 --log-file="$vglog")
 	start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/state-$backend"
-	grep -q "backend $backend" "$T/daemon.log" || fail "$backend backend not chosen"
+	has_event BACKEND EXECGUARD_BACKEND="$backend" || fail "$backend backend not chosen"
 
 	run_in "$A" sleep 60
 	local p=$LAST_PID
-	wait_log "protect pid $p " 30 || fail "$backend: no decision for pid $p under valgrind"
+	wait_event 30 PROCESS_PROTECTED EXECGUARD_PID="$p" || fail "$backend: no decision for pid $p under valgrind"
 	kill "$p"
 	if [ "$backend" = kernel ]; then
-		wait_log "set memory.exec_protect=0 in /$A" 30 || fail "$backend: not released after exit"
+		wait_event 30 CGROUP_RELEASED EXECGUARD_CGROUP="'/$A'" || fail "$backend: not released after exit"
 	fi
 	run_in "$A" sh -c 'sleep 0.3; exec sleep 60'
 	local pc=$LAST_PID
-	wait_log "protect pid $pc \(/usr/bin/sleep\)" 30 || fail "$backend: exec chain not decided"
+	wait_event 30 PROCESS_PROTECTED EXECGUARD_PID="$pc" EXECGUARD_EXE="'/usr/bin/sleep'" || fail "$backend: exec chain not decided"
+	local n
+	n=$(count_events POLICY_LOADED)
 	kill -HUP "$DAEMON_PID"
-	wait_log "policy (re)?loaded" 30 || fail "$backend: no reload"
+	wait_until 30 events_newer "$n" POLICY_LOADED || fail "$backend: no reload"
+	n=$(count_events STATS)
 	kill -USR1 "$DAEMON_PID"
-	wait_log "stats \\(" 30 || fail "$backend: no stats on SIGUSR1"
+	wait_until 30 events_newer "$n" STATS || fail "$backend: no stats on SIGUSR1"
 	stop_daemon || fail "$backend: daemon (or valgrind: 99) exited with $?; $(grep -A12 'ERROR SUMMARY\|Invalid\|uninitialised\|definitely' "$vglog" | head -40)"
 	kill "$pc" 2>/dev/null
 	grep -q "ERROR SUMMARY: 0 errors" "$vglog" || fail "$backend: valgrind found errors: $(tail -20 "$vglog")"

@@ -1,26 +1,34 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# For the D-Bus host tests: a private system-like dbus-daemon with the
-# bus policy under test, a stand-in for systemd where a test wants one,
-# and cgroups shaped like systemd's (SLICE/UNIT.service), so that the
-# daemon finds unit names in cgroup paths on a host without systemd.
-. "$(dirname "$0")/lib.sh"
+# For the D-Bus host tests, on top of tests/host/lib.sh: a private
+# system-like dbus-daemon with the bus policy under test, a stand-in for
+# systemd where a test wants one, and cgroups shaped like systemd's
+# (SLICE/UNIT.service), so that the daemon finds unit names in cgroup
+# paths on a host without systemd. Their prologue is bus_test_init.
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 EXECGUARDCTL=${EXECGUARDCTL:?set by meson}
 FAKE_SYSTEMD=${FAKE_SYSTEMD:-}
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
+SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 BUS_PID=
 FAKE_PID=
-export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$T/bus.sock"
+
+# bus_test_init [fake-systemd]: test_init root cgroup2 dbus, a slice of
+# the test's own in $S (the cleanup removes it whole), the private bus
+# (and the systemd stand-in) started, stopped at exit.
+bus_test_init() {
+	[ "${1:-}" != fake-systemd ] || [ -x "$FAKE_SYSTEMD" ] || skip "FAKE_SYSTEMD not built"
+	test_init root cgroup2 dbus
+	export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$T/bus.sock"
+	S=execguard-test-$$.slice
+	on_exit bus_cleanup
+	start_bus
+	[ "${1:-}" != fake-systemd ] || start_fake_systemd
+}
 
 bus_cleanup() {
 	[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null
 	[ -n "$BUS_PID" ] && kill "$BUS_PID" 2>/dev/null
-	cleanup
-}
-trap bus_cleanup EXIT
-
-need_dbus() {
-	command -v dbus-daemon > /dev/null || skip "dbus-daemon is not installed"
+	return 0
 }
 
 start_bus() {

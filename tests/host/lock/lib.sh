@@ -1,22 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Shared by tests/host/test-lock-*.sh: set-up, the lock-driver coprocess,
-# generated programs with a large text, and the independent residency
-# check. Tests exit 77 (skip) with a reason when root or a feature is
-# missing, 1 on failure.
+# For tests/host/test-lock-*.sh, on top of tests/host/lib.sh: the
+# lock-driver coprocess, generated programs with a large text, and the
+# independent residency check. Their prologue is lk_setup. They check
+# every figure with fail_later (a failure is recorded and the test goes
+# on to the next figure) and end with lk_finish.
 
 LK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LK_SRC=$(cd "$LK_DIR/../../.." && pwd)
+. "$LK_DIR/../lib.sh"
 PAGE=$(getconf PAGESIZE)
 LK_PIDS=()
-LK_FAILED=0
-
-. "$(dirname "${BASH_SOURCE[0]}")/../wait.sh"
-lk_wait() { wait_until "$@"; }
-
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; LK_FAILED=1; }
-pass() { echo "ok: $*"; }
-die() { echo "FAIL: $*"; exit 1; }
 
 lk_cleanup() {
 	local p
@@ -30,18 +23,21 @@ lk_cleanup() {
 		umount "$W/m" 2>/dev/null || umount -l "$W/m" 2>/dev/null
 		losetup -d "$LK_LOOP" 2>/dev/null
 	fi
-	[ -n "${W:-}" ] && [ -z "${LK_KEEP:-}" ] && rm -rf "$W"
 	return 0
 }
 
+# The prologue: test_init root, $W (= $T, under /var/tmp: a 160 MiB
+# image lives there), the driver's stderr as the log events are read
+# from, the driver and the test programs' file system.
 lk_setup() {
-	[ "$(id -u)" = 0 ] || skip "needs root (mlock beyond RLIMIT_MEMLOCK, /proc/PID/map_files)"
+	TEST_TMPDIR=/var/tmp test_init root
 	[ -r /proc/self/map_files ] || skip "no /proc/PID/map_files"
 	command -v cc >/dev/null || skip "needs a C compiler for the generated test programs"
-	W=$(mktemp -d /var/tmp/execguard-lock.XXXXXX)
-	trap lk_cleanup EXIT
+	W=$T
+	EVENT_LOG=$W/driver.err
+	on_exit lk_cleanup
 	lk_find_driver
-	cc -O2 -o "$W/resident" "$LK_DIR/resident.c" || die "cannot build resident.c"
+	cc -O2 -o "$W/resident" "$LK_DIR/resident.c" || fail "cannot build resident.c"
 	lk_mount
 }
 
@@ -53,17 +49,17 @@ lk_setup() {
 lk_mount() {
 	command -v losetup >/dev/null && command -v mkfs.ext4 >/dev/null ||
 		skip "needs losetup and mkfs.ext4 for a file system with read-ahead off"
-	truncate -s 160M "$W/img" && mkfs.ext4 -q -F "$W/img" || die "mkfs.ext4"
+	truncate -s 160M "$W/img" && mkfs.ext4 -q -F "$W/img" || fail "mkfs.ext4"
 	LK_LOOP=$(losetup -f --show "$W/img" 2>/dev/null) || skip "no loop device available"
-	mkdir -p "$W/m" && mount "$LK_LOOP" "$W/m" || die "mount $LK_LOOP"
-	echo 0 >"/sys/block/${LK_LOOP#/dev/}/queue/read_ahead_kb" || die "cannot turn read-ahead off"
+	mkdir -p "$W/m" && mount "$LK_LOOP" "$W/m" || fail "mount $LK_LOOP"
+	echo 0 >"/sys/block/${LK_LOOP#/dev/}/queue/read_ahead_kb" || fail "cannot turn read-ahead off"
 	F=$W/m
 }
 
 # The driver from the meson build (LOCK_DRIVER=...), else built here.
 lk_find_driver() {
 	if [ -n "${LOCK_DRIVER:-}" ]; then
-		[ -x "$LOCK_DRIVER" ] || die "LOCK_DRIVER=$LOCK_DRIVER is not executable"
+		[ -x "$LOCK_DRIVER" ] || fail "LOCK_DRIVER=$LOCK_DRIVER is not executable"
 		return
 	fi
 	local b
@@ -79,7 +75,7 @@ lk_find_driver() {
 # lk_lib NAME NFUNCS: $F/libNAME.so with NFUNCS text pages
 lk_lib() {
 	"$LK_DIR/gen-text.sh" lib "$1" "$2" >"$W/lib$1.c"
-	cc -O1 -shared -fPIC -o "$F/lib$1.so" "$W/lib$1.c" || die "cc lib$1"
+	cc -O1 -shared -fPIC -o "$F/lib$1.so" "$W/lib$1.c" || fail "cc lib$1"
 }
 
 # lk_prog NAME LIB1 [LIB2]: $F/NAME, running functions of those libraries
@@ -88,14 +84,14 @@ lk_prog() {
 	local l libs=()
 	"$LK_DIR/gen-text.sh" prog "$@" >"$W/$name.c"
 	for l in "$@"; do libs+=("-l$l"); done
-	cc -O1 -o "$F/$name" "$W/$name.c" -L"$F" "${libs[@]}" -Wl,-rpath,"$F" || die "cc $name"
+	cc -O1 -o "$F/$name" "$W/$name.c" -L"$F" "${libs[@]}" -Wl,-rpath,"$F" || fail "cc $name"
 }
 
 # Drop a file's pages from the page cache, so that only what runs is read.
 lk_evict() {
 	sync "$@"
 	local f
-	for f in "$@"; do dd if="$f" iflag=nocache count=0 status=none || die "evict $f"; done
+	for f in "$@"; do dd if="$f" iflag=nocache count=0 status=none || fail "evict $f"; done
 }
 
 # lk_run VAR CMD...: start CMD in the background, wait for its "ready".
@@ -105,8 +101,8 @@ lk_run() {
 	"$@" >"$out" 2>&1 &
 	local pid=$!
 	LK_PIDS+=("$pid")
-	lk_wait 5 grep -q ready "$out" 2>/dev/null
-	grep -q ready "$out" || die "$* did not start: $(cat "$out")"
+	wait_until 5 grep -q ready "$out" 2>/dev/null
+	grep -q ready "$out" || fail "$* did not start: $(cat "$out")"
 	printf -v "$var" %s "$pid"
 	printf -v "${var}_OUT" %s "$out"
 }
@@ -117,7 +113,7 @@ lk_grow() {
 	local n
 	n=$(grep -c grown "$2" || true)
 	kill -USR1 "$1"
-	lk_wait 5 lk_grown_since "$n" "$2" || die "pid $1 did not grow"
+	wait_until 5 lk_grown_since "$n" "$2" || fail "pid $1 did not grow"
 }
 
 lk_stop() {
@@ -142,11 +138,11 @@ lk_driver() {
 	coproc DRV { exec "$LOCK_DRIVER" "$@" 2>>"$W/driver.err"; }
 	DRV_PID=$!
 	local l
-	read -r -t $((10 * WAIT_SCALE)) l <&"${DRV[0]}" || die "driver did not start: $(cat "$W/driver.err")"
+	read -r -t $((10 * WAIT_SCALE)) l <&"${DRV[0]}" || fail "driver did not start: $(cat "$W/driver.err")"
 	case $l in
 	ready) ;;
 	skip*) skip "lock backend: ${l#skip }" ;;
-	*) die "driver: $l" ;;
+	*) fail "driver: $l" ;;
 	esac
 }
 
@@ -154,8 +150,8 @@ lk_driver() {
 lk_cmd() {
 	echo "$*" >&"${DRV[1]}"
 	local l
-	read -r -t $((30 * WAIT_SCALE)) l <&"${DRV[0]}" || die "driver did not answer '$*'"
-	[ "$l" = ok ] || die "driver: '$*': $l"
+	read -r -t $((30 * WAIT_SCALE)) l <&"${DRV[0]}" || fail "driver did not answer '$*'"
+	[ "$l" = ok ] || fail "driver: '$*': $l"
 }
 
 # lk_dump: the driver's figures into $W/dump.
@@ -167,7 +163,7 @@ lk_dump() {
 		[ "$l" = end ] && break
 		echo "$l" >>"$W/dump"
 	done
-	[ "$l" = end ] || die "dump: no end"
+	[ "$l" = end ] || fail "dump: no end"
 }
 
 # lk_dump_until SECONDS CMD...: lk_dump until CMD holds on the dump (the
@@ -177,7 +173,7 @@ lk_dump_check() { lk_dump; "$@"; }
 lk_dump_until() {
 	local secs=$1
 	shift
-	lk_wait "$secs" lk_dump_check "$@"
+	wait_until "$secs" lk_dump_check "$@"
 }
 
 # field LINE KEY: the value of KEY=value in LINE
@@ -207,10 +203,10 @@ lk_finish() {
 		wait "$DRV_PID"
 		local rc=$?
 		DRV_PID=
-		[ "$rc" = 0 ] || fail "the driver exited with $rc"
+		[ "$rc" = 0 ] || fail_later "the driver exited with $rc"
 	fi
-	grep -q "Sanitizer" "$W/driver.err" && fail "sanitizer report from the driver"
-	if [ "$LK_FAILED" != 0 ]; then
+	grep -q "Sanitizer" "$W/driver.err" && fail_later "sanitizer report from the driver"
+	if [ "$FAILED" != 0 ]; then
 		echo "--- driver stderr"; cat "$W/driver.err"
 		echo "--- last dump"; cat "$W/dump" 2>/dev/null
 		exit 1
@@ -258,7 +254,7 @@ lk_memcg() {
 			rmdir "$c" 2>/dev/null
 		done
 	}
-	trap 'lk_cleanup_g; lk_cleanup' EXIT
+	on_exit lk_cleanup_g
 	# run_cg VAR CMD...: lk_run CMD inside the memory cgroup and G, so that
 	# its text is charged to the cgroup.
 	run_cg() {

@@ -323,7 +323,7 @@ int main(int argc, char **argv)
 	char *reason = NULL;
 	int r, i = 1;
 
-	log_setup(LOG_TARGET_STDERR, LOG_DEBUG);
+	log_setup(LOG_TARGET_STDERR_FIELDS, LOG_DEBUG);
 	if (i < argc && streq(argv[i], "--dry-run")) {
 		d.env.dry_run = true;
 		i++;

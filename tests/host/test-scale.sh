@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Bounded resources at scale:
-# - SCALE_PROCS (20,000) processes started at once in a protected cgroup
-#   (fewer where the open file limit is lower), with SCALE_FREE (10,000)
+# - SCALE_PROCS (10,000) processes started at once in a protected cgroup
+#   (fewer where the open file limit is lower), with SCALE_FREE (5,000)
 #   more that no rule protects started beside them
 #   (kernel backend on a fake tree): every one is decided and tracked
 #   ("protected now"), the daemon's own memory (RssAnon) stays within the
@@ -19,7 +19,7 @@
 . "$(dirname "$0")/lib.sh"
 test_init root cgroup2
 command -v cc > /dev/null || skip "needs a C compiler for the helpers"
-N=${SCALE_PROCS:-20000}
+N=${SCALE_PROCS:-10000}
 L=${SCALE_LIBS:-2000}
 S=$(dirname "$0")/scale
 asan=false
@@ -44,7 +44,7 @@ value_is() { [ "$(file_value "$1")" = "$2" ]; }
 # at most, so that the polls do not keep the daemon from its work.
 tracked() {
 	got=$(protected_now)
-	[ "$got" "$1" "$2" ] && return 0
+	[ -n "$got" ] && [ "$got" "$1" "$2" ] && return 0
 	sleep 0.45
 	return 1
 }
@@ -64,7 +64,7 @@ ulimit -n $((N + 4096)) 2> /dev/null || ulimit -n "$(ulimit -Hn)"
 fds=$(ulimit -n)
 [ "$fds" -ge $((N + 1000)) ] || N=$((fds - 1000))
 # And as many again that no rule protects, beside them.
-U=${SCALE_FREE:-10000}
+U=${SCALE_FREE:-5000}
 [ "$N" -ge 1000 ] || skip "open file limit $fds is too low"
 C=execguard-scale-free-$$
 new_cgroup "$C"

@@ -63,8 +63,8 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
 	[ "$(id -u)" = 0 ] || die "missing packages, run as root or install: ${need_pkgs[*]}"
 	log "installing ${need_pkgs[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q >&2
-	apt-get install -y -q --no-install-recommends "${need_pkgs[@]}" >&2
+	apt-get -o DPkg::Lock::Timeout=600 update -q >&2
+	apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${need_pkgs[@]}" >&2
 fi
 [ -f "$tarball" ] || die "$tarball not found after installing linux-source-6.12"
 

@@ -15,7 +15,7 @@ export PATH=/usr/bin:/bin:$PATH
 if ! python3 -c 'import ply, git' 2>/dev/null; then
 	[ "$(id -u)" = 0 ] || { echo "error: install python3-ply python3-git" >&2; exit 1; }
 	export DEBIAN_FRONTEND=noninteractive
-	{ apt-get update -q && apt-get install -y -q python3-ply python3-git; } >&2
+	{ apt-get -o DPkg::Lock::Timeout=600 update -q && apt-get -o DPkg::Lock::Timeout=600 install -y -q python3-ply python3-git; } >&2
 fi
 
 src=$("$repo/kernel/build.sh" --source-only | tail -n1)

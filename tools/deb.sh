@@ -14,7 +14,7 @@
 #   --keep             keep the scratch tree (build/deb/scratch)
 # Results in build/deb/: execguard_VERSION_ARCH.deb, the .changes and
 # .buildinfo, the source package (.dsc, .tar.xz, for lintian), build.log
-# and lintian.txt.
+# and lintian.txt. Other versions' packages stay there.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -66,10 +66,17 @@ fi
 
 # --- version -----------------------------------------------------------------
 if [ -n "$version" ]; then
+	cur=$(dpkg-parsechangelog -l "$scratch/tree/debian/changelog" -S Version)
+	case "$version" in *-*) die "--version $version: a native package's version has no Debian revision (-N)" ;; esac
+	dpkg --compare-versions "$version" gt "$cur" || die "--version $version is not newer than $cur"
+	# Dated now, and after the entry below it (lintian: a new date).
+	ts=$(dpkg-parsechangelog -l "$scratch/tree/debian/changelog" -S Timestamp)
+	now=$(date +%s)
+	[ "$now" -gt "$ts" ] || now=$((ts + 1))
 	{
 		printf 'execguard (%s) unstable; urgency=medium\n\n' "$version"
 		printf '  * Local build as %s (tools/deb.sh --version).\n\n' "$version"
-		printf ' -- execguard developers <execguard@example.org>  %s\n\n' "$(date -R)"
+		printf ' -- execguard developers <execguard@example.org>  %s\n\n' "$(date -R -u -d "@$now")"
 		cat "$scratch/tree/debian/changelog"
 	} > "$scratch/changelog.new"
 	mv "$scratch/changelog.new" "$scratch/tree/debian/changelog"
@@ -80,7 +87,8 @@ src=$scratch/execguard-${ver%%-*}
 mv "$scratch/tree" "$src"
 
 # --- build -------------------------------------------------------------------
-rm -f "$out"/execguard{,-dbgsym}_* "$out"/build.log "$out"/lintian.txt
+# Other versions' packages stay (an upgrade test needs two).
+rm -f "$out"/execguard{,-dbgsym}_"$ver"[._]* "$out"/build.log "$out"/lintian.txt
 log=$out/build.log
 say "building execguard $ver in $src (log: $log)"
 # The source package only for lintian's source checks (debian/copyright,

@@ -123,7 +123,7 @@ rm -rf "$scratch"
 mkdir -p "$scratch/tree"
 if git -C "$repo" rev-parse --git-dir > /dev/null 2>&1; then
 	git -C "$repo" ls-files -co --exclude-standard -z |
-		while IFS= read -r -d '' f; do [ -e "$repo/$f" ] && printf '%s\0' "$f"; done |
+		while IFS= read -r -d '' f; do [ ! -e "$repo/$f" ] || printf '%s\0' "$f"; done |
 		tar -C "$repo" --null -T - -cf - | tar -C "$scratch/tree" -xf -
 else
 	tar -C "$repo" --exclude=./.git --exclude='./build*' -cf - . | tar -C "$scratch/tree" -xf -

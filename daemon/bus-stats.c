@@ -175,7 +175,7 @@ uint64_t read_cgroup_breaches(int cgroup_root_fd, const char *cgroup)
 	uint64_t v;
 
 	if (cgroup_file(cgroup_root_fd, cgroup, "memory.events", &buf, &len) < 0 ||
-	    procfs_field_u64(buf, len, "exec_protect", ' ', &v) < 0)
+	    procfs_field_u64(buf, len, "exec_protect_breach", ' ', &v) < 0)
 		return STAT_UNKNOWN;
 	return v;
 }

@@ -88,7 +88,8 @@ static void test_effective(void)
 	CHECK(mkdirat(dfd, "s.slice", 0755) == 0 && mkdirat(dfd, "s.slice/a.service", 0755) == 0);
 	put(dfd, "s.slice/memory.exec_protect", "0\n");
 	put(dfd, "s.slice/a.service/memory.exec_protect", "1\n");
-	put(dfd, "s.slice/a.service/memory.events", "low 0\nhigh 0\nexec_protect 3\n");
+	/* As the kernel series writes it (the v1 name was exec_protect). */
+	put(dfd, "s.slice/a.service/memory.events", "low 0\nhigh 0\noom 0\nexec_protect_breach 3\n");
 	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/a.service", &where), 0);
 	CHECK_STREQ(where, "/s.slice");
 	free(where);

@@ -15,6 +15,9 @@
 #include "util.h"
 
 #define EXEC_PROTECT "memory.exec_protect"
+/* What the daemon writes: no bound of its own (the kernel takes the
+ * smallest value up the chain; "0" is off). */
+#define EXEC_PROTECT_ON "max"
 /* The cgroups whose file we changed, one path a line: a daemon killed
  * with SIGKILL leaves them set, and the next start must know they are
  * its own to clear. */
@@ -243,16 +246,16 @@ static int set_one(struct kstate *s, struct kcgroup *c)
 		report_failure(s, c, r, "read");
 		return r;
 	}
-	if (cur[0] == '1')
+	if (!exec_protect_is_off(cur))
 		return 0; /* someone else's, or already ours: leave it */
 	f.cgroup = c->path;
 	f.backend = "kernel";
 	if (s->env->dry_run) {
-		log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "would set %s=1 in %s (dry run)",
-			  EXEC_PROTECT, c->path);
+		log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "would set %s=%s in %s (dry run)",
+			  EXEC_PROTECT, EXEC_PROTECT_ON, c->path);
 		return 0;
 	}
-	r = write_file_at(s->env->cgroup_root_fd, file, "1");
+	r = write_file_at(s->env->cgroup_root_fd, file, EXEC_PROTECT_ON);
 	if (r < 0) {
 		report_failure(s, c, r, "write");
 		return r;
@@ -261,7 +264,7 @@ static int set_one(struct kstate *s, struct kcgroup *c)
 	c->failed = 0;
 	s->n_owned++;
 	save_owned(s);
-	log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "set %s=1 in %s", EXEC_PROTECT, c->path);
+	log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "set %s=%s in %s", EXEC_PROTECT, EXEC_PROTECT_ON, c->path);
 	return 0;
 }
 
@@ -415,8 +418,9 @@ static void kernel_destroy(void *state)
 	free(s);
 }
 
-/* In force when memory.exec_protect is 1 on the unit's cgroup and every
- * ancestor below the root (the kernel's rule). */
+/* In force when memory.exec_protect is on for the unit's cgroup and every
+ * ancestor below the root (the kernel's rule); the bound is the smallest
+ * value up the chain, and memory.stat says how much of it reclaim keeps. */
 static int kernel_report_units(void *state, struct backend_unit_report *units, size_t n)
 {
 	struct kstate *s = state;
@@ -424,17 +428,25 @@ static int kernel_report_units(void *state, struct backend_unit_report *units, s
 	for (size_t i = 0; i < n; i++) {
 		struct backend_unit_report *u = &units[i];
 		_cleanup_free_ char *where = NULL;
-		int r = read_exec_protect_effective(s->env->cgroup_root_fd, u->cgroup, &where);
+		uint64_t bound = 0, kept;
+		char b[32] = "max", k[32] = "-";
+		int r = read_exec_protect_effective(s->env->cgroup_root_fd, u->cgroup, &bound, &where);
 
 		u->protected_now = r > 0;
 		u->blocked = r <= 0;
 		u->mapped = u->resident = u->locked = BACKEND_FIGURE_UNKNOWN;
-		if (r > 0)
-			snprintf(u->state, sizeof(u->state), "memory.exec_protect=1");
-		else if (r == 0)
+		if (r > 0) {
+			kept = read_cgroup_exec_kept(s->env->cgroup_root_fd, u->cgroup);
+			if (bound != UINT64_MAX)
+				format_bytes(b, sizeof(b), bound);
+			if (kept != STAT_UNKNOWN)
+				format_bytes(k, sizeof(k), kept);
+			snprintf(u->state, sizeof(u->state), "memory.exec_protect=%s, kept %s", b, k);
+		} else if (r == 0) {
 			snprintf(u->state, sizeof(u->state), "memory.exec_protect is 0 on %s", where);
-		else
+		} else {
 			snprintf(u->state, sizeof(u->state), "no memory.exec_protect on %s", u->cgroup);
+		}
 	}
 	return 0;
 }

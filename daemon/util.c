@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <inttypes.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -67,7 +68,9 @@ int write_file_at(int dirfd, const char *path, const char *value)
 	size_t len = strlen(value);
 	ssize_t n;
 
-	fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	/* O_TRUNC: a no-op on cgroupfs, and a shorter value over a longer one
+	 * in a test's tree of plain files ("0" over "max"). */
+	fd = openat(dirfd, path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
 	/* pwrite: the same for cgroup files, and a syscall tests can fail
@@ -198,4 +201,20 @@ char *utf8_escape_invalid(const char *s, int *ret_err)
 char *utf8_escape_invalid_text(const char *s, int *ret_err)
 {
 	return escape(s, true, ret_err);
+}
+
+void format_bytes(char *buf, size_t size, uint64_t v)
+{
+	static const char *const suffix[] = { "B", "K", "M", "G", "T" };
+	size_t i = 0;
+	double d = (double)v;
+
+	while (d >= 1024 && i < ELEMENTSOF(suffix) - 1) {
+		d /= 1024;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, size, "%" PRIu64 "B", v);
+	else
+		snprintf(buf, size, "%.1f%s", d, suffix[i]);
 }

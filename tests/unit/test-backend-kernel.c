@@ -69,14 +69,14 @@ static void test_chain(void)
 	make_cgroup("system.slice", "0\n");
 	make_cgroup("system.slice/a.service", "0\n");
 	make_cgroup("system.slice/b.service", "0\n");
-	make_cgroup("system.slice/c.service", "1\n"); /* set by someone else */
+	make_cgroup("system.slice/c.service", "16777216\n"); /* set by someone else */
 	CHECK_EQ_INT(backend_kernel_ops.probe(&env, &why), 0);
 
 	CHECK_EQ_INT(backend_kernel_ops.create(&env, &s), 0);
 	t = target(100, "/system.slice/a.service");
 	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
-	CHECK_EQ_INT(value_of("system.slice"), '1');
-	CHECK_EQ_INT(value_of("system.slice/a.service"), '1');
+	CHECK_EQ_INT(value_of("system.slice"), 'm');
+	CHECK_EQ_INT(value_of("system.slice/a.service"), 'm');
 	CHECK_EQ_INT(value_of("system.slice/b.service"), '0');
 
 	/* A second process in the same cgroup, one in another. */
@@ -86,13 +86,13 @@ static void test_chain(void)
 	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
 	t = target(300, "/system.slice/c.service");
 	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
-	CHECK_EQ_INT(value_of("system.slice/b.service"), '1');
+	CHECK_EQ_INT(value_of("system.slice/b.service"), 'm');
 
 	backend_kernel_ops.release(s, 100);
-	CHECK_EQ_INT(value_of("system.slice/a.service"), '1'); /* 101 still there */
+	CHECK_EQ_INT(value_of("system.slice/a.service"), 'm'); /* 101 still there */
 	backend_kernel_ops.release(s, 101);
 	CHECK_EQ_INT(value_of("system.slice/a.service"), '0');
-	CHECK_EQ_INT(value_of("system.slice"), '1'); /* b still wants it */
+	CHECK_EQ_INT(value_of("system.slice"), 'm'); /* b still wants it */
 	backend_kernel_ops.release(s, 200);
 	backend_kernel_ops.release(s, 300);
 	CHECK_EQ_INT(value_of("system.slice/b.service"), '0');
@@ -105,7 +105,7 @@ static void test_chain(void)
 	t = target(400, "/system.slice/b.service");
 	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
 	CHECK_EQ_INT(value_of("system.slice/a.service"), '0');
-	CHECK_EQ_INT(value_of("system.slice/b.service"), '1');
+	CHECK_EQ_INT(value_of("system.slice/b.service"), 'm');
 
 	/* A cgroup without the file: an error, reported, no crash. */
 	make_cgroup("system.slice/nofile.service", NULL);

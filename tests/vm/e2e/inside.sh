@@ -42,9 +42,9 @@ check "execguardd.service starts" systemctl start execguardd
 say "execguardd ready after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
 value_is() { [ "$(value "$1")" = "$2" ]; }
 systemctl start eg-web eg-batch
-wait_for 10 value_is system.slice/eg-web.service 1
-check "memory.exec_protect=1 on eg-web.service" test "$(value system.slice/eg-web.service)" = 1
-check "memory.exec_protect=1 on system.slice" test "$(value system.slice)" = 1
+wait_for 10 value_is system.slice/eg-web.service max
+check "memory.exec_protect=max on eg-web.service" test "$(value system.slice/eg-web.service)" = max
+check "memory.exec_protect=max on system.slice" test "$(value system.slice)" = max
 check "memory.exec_protect=0 on eg-batch.service" test "$(value system.slice/eg-batch.service)" = 0
 
 status_names_backend() {
@@ -87,7 +87,7 @@ wait_for 10 value_is system.slice/eg-web.service 0
 check "after daemon-reload with Protect=no: eg-web.service back to 0" test "$(value system.slice/eg-web.service)" = 0
 sed -i 's/Protect=no/Protect=yes/' /etc/systemd/system/eg-web.service.d/execguard.conf
 systemctl daemon-reload
-wait_for 10 value_is system.slice/eg-web.service 1
+wait_for 10 value_is system.slice/eg-web.service max
 check "after daemon-reload with Protect=yes: eg-web.service 1 again" test "$(value system.slice/eg-web.service)" = 1
 
 # A broken policy: reload is refused, the old one stays, the journal says why.

@@ -27,8 +27,12 @@ struct kcgroup {
 	char *path;	   /* "/system.slice/x.service" */
 	unsigned users;	   /* protected processes directly in it */
 	unsigned wanted;   /* cgroups at or below it with users */
-	bool owned;	   /* we changed it from 0 to 1 */
+	bool owned;	   /* we changed it from 0 */
 	int failed;	   /* last write error, reported once */
+	/* The bound its own processes' rules ask for (the largest of them
+	 * while any is there); 0 for "max". Ancestors without processes of
+	 * their own get "max": the leaf bounds. */
+	uint64_t limit;
 };
 
 struct kstate {
@@ -229,11 +233,21 @@ static void report_failure(struct kstate *s, struct kcgroup *c, int r, const cha
 		  r == -EINVAL ? " (the kernel refused the value: the root cgroup, or another execguard version)" : "");
 }
 
+static void format_limit(uint64_t limit, char *buf, size_t size)
+{
+	if (limit == 0 || limit == EXEC_PROTECT_LIMIT_MAX)
+		snprintf(buf, size, "%s", EXEC_PROTECT_ON);
+	else
+		/* As the kernel reads it back: whole pages. */
+		snprintf(buf, size, "%llu", (unsigned long long)(limit & ~4095ULL));
+}
+
 static int set_one(struct kstate *s, struct kcgroup *c)
 {
 	_cleanup_free_ char *file = NULL, *cur = NULL;
 	const char *rel;
 	struct log_fields f = LOG_FIELDS_INIT;
+	char value[32];
 	int r;
 
 	r = cgroup_relative(c->path, &rel);
@@ -246,25 +260,31 @@ static int set_one(struct kstate *s, struct kcgroup *c)
 		report_failure(s, c, r, "read");
 		return r;
 	}
-	if (!exec_protect_is_off(cur))
-		return 0; /* someone else's, or already ours: leave it */
+	format_limit(c->limit, value, sizeof(value));
+	/* Someone else's: leave it. Ours (from this run or an earlier one):
+	 * rewrite only a changed bound. */
+	cur[strcspn(cur, "\n")] = '\0';
+	if (!exec_protect_is_off(cur) && (!c->owned || streq(cur, value)))
+		return 0;
 	f.cgroup = c->path;
 	f.backend = "kernel";
 	if (s->env->dry_run) {
 		log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "would set %s=%s in %s (dry run)",
-			  EXEC_PROTECT, EXEC_PROTECT_ON, c->path);
+			  EXEC_PROTECT, value, c->path);
 		return 0;
 	}
-	r = write_file_at(s->env->cgroup_root_fd, file, EXEC_PROTECT_ON);
+	r = write_file_at(s->env->cgroup_root_fd, file, value);
 	if (r < 0) {
 		report_failure(s, c, r, "write");
 		return r;
 	}
-	c->owned = true;
 	c->failed = 0;
-	s->n_owned++;
-	save_owned(s);
-	log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "set %s=%s in %s", EXEC_PROTECT, EXEC_PROTECT_ON, c->path);
+	if (!c->owned) {
+		c->owned = true;
+		s->n_owned++;
+		save_owned(s);
+	}
+	log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "set %s=%s in %s", EXEC_PROTECT, value, c->path);
 	return 0;
 }
 
@@ -326,6 +346,23 @@ static int for_each_prefix(struct kstate *s, const char *path, int delta)
 	return 0;
 }
 
+static uint64_t wanted_limit(const struct rule_settings *rs)
+{
+	return rs && rs->exec_protect_limit != EXEC_PROTECT_LIMIT_MAX ? rs->exec_protect_limit : 0;
+}
+
+/* Processes of one cgroup whose rules ask for different bounds: the
+ * largest holds while they are all there. */
+static int raise_limit(struct kstate *s, struct kcgroup *c, const struct rule_settings *rs)
+{
+	uint64_t want = wanted_limit(rs);
+
+	if (c->limit == 0 || (want != 0 && want <= c->limit))
+		return 0;
+	c->limit = want;
+	return c->wanted ? set_one(s, c) : 0;
+}
+
 static int kernel_protect(void *state, const struct protect_target *t)
 {
 	struct kstate *s = state;
@@ -337,7 +374,7 @@ static int kernel_protect(void *state, const struct protect_target *t)
 	c = hashmap_get(&s->pids, INT_TO_KEY(t->pid));
 	if (c) {
 		if (streq(c->path, t->cgroup))
-			return 0;
+			return raise_limit(s, c, t->settings);
 		/* Moved to another cgroup: follow it. */
 		hashmap_remove(&s->pids, INT_TO_KEY(t->pid));
 		if (--c->users == 0) {
@@ -355,9 +392,11 @@ static int kernel_protect(void *state, const struct protect_target *t)
 	r = hashmap_put(&s->pids, INT_TO_KEY(t->pid), c);
 	if (r < 0)
 		return r;
-	if (c->users++ == 0)
+	if (c->users++ == 0) {
+		c->limit = wanted_limit(t->settings);
 		return for_each_prefix(s, c->path, +1);
-	return 0;
+	}
+	return raise_limit(s, c, t->settings);
 }
 
 static void kernel_release(void *state, pid_t pid)

@@ -43,6 +43,24 @@ static char value_of(const char *rel)
 	return c;
 }
 
+static const char *string_of(const char *rel)
+{
+	static char buf[64];
+	char p[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s/memory.exec_protect", root, rel);
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return "E";
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
 static struct protect_target target(pid_t pid, const char *cgroup)
 {
 	return (struct protect_target){ .pid = pid, .pidfd = -1, .proc_pid_fd = -1, .cgroup = cgroup };
@@ -124,6 +142,57 @@ static void test_chain(void)
 	close(env.cgroup_root_fd);
 }
 
+/* ExecProtectLimit=: the leaf gets the bound, its ancestors "max"; a
+ * larger bound from a second process's rule raises it, a smaller one
+ * does not lower it. */
+static void test_limit(void)
+{
+	struct daemon_settings ds = { 0 };
+	struct backend_env env = { .settings = &ds, .cgroup_root = root };
+	struct rule_settings small = { .protect = 1, .exec_protect_limit = 16 << 20 };
+	struct rule_settings odd = { .protect = 1, .exec_protect_limit = (32 << 20) + 100 };
+	struct rule_settings unbounded = { .protect = 1, .exec_protect_limit = EXEC_PROTECT_LIMIT_MAX };
+	struct protect_target t;
+	void *s;
+
+	env.cgroup_root_fd = open(root, O_RDONLY | O_DIRECTORY);
+	make_cgroup("limit.slice", "0\n");
+	make_cgroup("limit.slice/d.service", "0\n");
+	CHECK_EQ_INT(backend_kernel_ops.create(&env, &s), 0);
+
+	t = target(700, "/limit.slice/d.service");
+	t.settings = &small;
+	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
+	CHECK_STREQ(string_of("limit.slice"), "max");
+	CHECK_STREQ(string_of("limit.slice/d.service"), "16777216");
+
+	t = target(701, "/limit.slice/d.service");
+	t.settings = &odd; /* whole pages, as the kernel reads it back */
+	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "33554432");
+	t.settings = &small;
+	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "33554432");
+	t = target(702, "/limit.slice/d.service");
+	t.settings = &unbounded;
+	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "max");
+
+	backend_kernel_ops.release(s, 700);
+	backend_kernel_ops.release(s, 701);
+	backend_kernel_ops.release(s, 702);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "0");
+	CHECK_STREQ(string_of("limit.slice"), "0");
+
+	/* Without a rule's bound: "max". */
+	t = target(703, "/limit.slice/d.service");
+	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "max");
+	backend_kernel_ops.destroy(s);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "0");
+	close(env.cgroup_root_fd);
+}
+
 static void test_dry_run(void)
 {
 	struct daemon_settings ds = { 0 };
@@ -145,4 +214,4 @@ static void test_dry_run(void)
 	}
 }
 
-TEST_MAIN(test_chain, test_dry_run)
+TEST_MAIN(test_chain, test_limit, test_dry_run)

@@ -29,9 +29,20 @@ struct kcgroup {
 	unsigned wanted;   /* cgroups at or below it with users */
 	bool owned;	   /* we changed it from 0 */
 	int failed;	   /* last write error, reported once */
-	/* The bound its own processes' rules ask for (the largest of them
-	 * while any is there); 0 for "max". Ancestors without processes of
-	 * their own get "max": the leaf bounds. */
+	/* The bound its own processes' rules ask for, the largest of them
+	 * (0 for "max"), and how many ask for each. Ancestors without
+	 * processes of their own get "max": the leaf bounds. */
+	uint64_t limit;
+	struct limit_count {
+		uint64_t limit; /* 0: max */
+		unsigned n;	/* its processes asking for it */
+	} *limits;
+	size_t n_limits;
+};
+
+/* A protected process: its cgroup and the bound its rule asks for. */
+struct kpid {
+	struct kcgroup *c;
 	uint64_t limit;
 };
 
@@ -210,6 +221,7 @@ static void drop_cgroup(struct kstate *s, struct kcgroup *c)
 	if (c->users || c->wanted || c->owned)
 		return;
 	hashmap_remove(&s->cgroups, c->path);
+	free(c->limits);
 	free(c->path);
 	free(c);
 }
@@ -351,66 +363,129 @@ static uint64_t wanted_limit(const struct rule_settings *rs)
 	return rs && rs->exec_protect_limit != EXEC_PROTECT_LIMIT_MAX ? rs->exec_protect_limit : 0;
 }
 
-/* Processes of one cgroup whose rules ask for different bounds: the
- * largest holds while they are all there. */
-static int raise_limit(struct kstate *s, struct kcgroup *c, const struct rule_settings *rs)
+/* One more or one fewer process of c asking for this bound. */
+static int count_limit(struct kcgroup *c, uint64_t limit, int delta)
 {
-	uint64_t want = wanted_limit(rs);
+	size_t i = 0;
 
-	if (c->limit == 0 || (want != 0 && want <= c->limit))
-		return 0;
-	c->limit = want;
-	return c->wanted ? set_one(s, c) : 0;
+	while (i < c->n_limits && c->limits[i].limit != limit)
+		i++;
+	if (i == c->n_limits) {
+		struct limit_count *p;
+
+		if (delta < 0)
+			return 0;
+		p = reallocarray(c->limits, i + 1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		c->limits = p;
+		c->limits[c->n_limits++] = (struct limit_count){ .limit = limit };
+	}
+	c->limits[i].n += delta;
+	if (c->limits[i].n == 0)
+		c->limits[i] = c->limits[--c->n_limits];
+	return 0;
+}
+
+/* Processes of one cgroup whose rules ask for different bounds: the
+ * largest of those there now holds. */
+static void update_limit(struct kstate *s, struct kcgroup *c)
+{
+	uint64_t largest = c->n_limits ? 1 : 0;
+
+	for (size_t i = 0; i < c->n_limits && largest; i++)
+		if (c->limits[i].limit == 0 || c->limits[i].limit > largest)
+			largest = c->limits[i].limit;
+	if (largest == c->limit)
+		return;
+	c->limit = largest;
+	if (c->wanted)
+		set_one(s, c);
+}
+
+/* A process leaves c: its bound no longer counts, and the chain is
+ * released with the last one. */
+static void leave_cgroup(struct kstate *s, struct kpid *p)
+{
+	struct kcgroup *c = p->c;
+	char *path;
+
+	count_limit(c, p->limit, -1);
+	if (--c->users > 0) {
+		update_limit(s, c);
+		return;
+	}
+	path = strdup(c->path);
+	if (path)
+		for_each_prefix(s, path, -1);
+	free(path);
 }
 
 static int kernel_protect(void *state, const struct protect_target *t)
 {
 	struct kstate *s = state;
+	uint64_t want = wanted_limit(t->settings);
 	struct kcgroup *c;
+	struct kpid *p;
 	int r;
 
 	if (!t->cgroup || streq(t->cgroup, "/"))
 		return -EINVAL; /* the root cgroup has no such file */
-	c = hashmap_get(&s->pids, INT_TO_KEY(t->pid));
-	if (c) {
-		if (streq(c->path, t->cgroup))
-			return raise_limit(s, c, t->settings);
+	p = hashmap_get(&s->pids, INT_TO_KEY(t->pid));
+	if (p && streq(p->c->path, t->cgroup)) {
+		/* Looked at again: its rule may have changed (reload). */
+		if (p->limit == want)
+			return 0;
+		r = count_limit(p->c, want, +1);
+		if (r < 0)
+			return r;
+		count_limit(p->c, p->limit, -1);
+		p->limit = want;
+		update_limit(s, p->c);
+		return 0;
+	}
+	if (p) {
 		/* Moved to another cgroup: follow it. */
 		hashmap_remove(&s->pids, INT_TO_KEY(t->pid));
-		if (--c->users == 0) {
-			char *old = strdup(c->path);
-
-			if (!old)
-				return -ENOMEM;
-			for_each_prefix(s, old, -1);
-			free(old);
-		}
+		leave_cgroup(s, p);
+		free(p);
 	}
 	c = get_cgroup(s, t->cgroup, strlen(t->cgroup));
 	if (!c)
 		return -ENOMEM;
-	r = hashmap_put(&s->pids, INT_TO_KEY(t->pid), c);
-	if (r < 0)
+	p = calloc(1, sizeof(*p));
+	if (!p || count_limit(c, want, +1) < 0) {
+		free(p);
+		drop_cgroup(s, c);
+		return -ENOMEM;
+	}
+	*p = (struct kpid){ .c = c, .limit = want };
+	r = hashmap_put(&s->pids, INT_TO_KEY(t->pid), p);
+	if (r < 0) {
+		count_limit(c, want, -1);
+		free(p);
+		drop_cgroup(s, c);
 		return r;
+	}
 	if (c->users++ == 0) {
-		c->limit = wanted_limit(t->settings);
+		c->limit = want;
+		if (c->wanted) /* also an ancestor of a protected cgroup */
+			set_one(s, c);
 		return for_each_prefix(s, c->path, +1);
 	}
-	return raise_limit(s, c, t->settings);
+	update_limit(s, c);
+	return 0;
 }
 
 static void kernel_release(void *state, pid_t pid)
 {
 	struct kstate *s = state;
-	struct kcgroup *c = hashmap_remove(&s->pids, INT_TO_KEY(pid));
-	char *path;
+	struct kpid *p = hashmap_remove(&s->pids, INT_TO_KEY(pid));
 
-	if (!c || --c->users > 0)
+	if (!p)
 		return;
-	path = strdup(c->path);
-	if (path)
-		for_each_prefix(s, path, -1);
-	free(path);
+	leave_cgroup(s, p);
+	free(p);
 }
 
 static int kernel_reconfigure(void *state, const struct daemon_settings *settings)
@@ -449,9 +524,13 @@ static void kernel_destroy(void *state)
 	while ((e = hashmap_next(&s->cgroups, &i, e))) {
 		struct kcgroup *c = e->value;
 
+		free(c->limits);
 		free(c->path);
 		free(c);
 	}
+	i = 0;
+	while ((e = hashmap_next(&s->pids, &i, e)))
+		free(e->value);
 	hashmap_done(&s->cgroups);
 	hashmap_done(&s->pids);
 	free(s);

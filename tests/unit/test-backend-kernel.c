@@ -142,13 +142,13 @@ static void test_chain(void)
 	close(env.cgroup_root_fd);
 }
 
-/* ExecProtectLimit=: the leaf gets the bound, its ancestors "max"; a
- * larger bound from a second process's rule raises it, a smaller one
- * does not lower it. */
+/* ExecProtectLimit=: the leaf gets the bound, its ancestors "max"; with
+ * processes under different rules the largest bound of those there now
+ * holds; a rule changed by a reload is followed both ways. */
 static void test_limit(void)
 {
 	struct daemon_settings ds = { 0 };
-	struct backend_env env = { .settings = &ds, .cgroup_root = root };
+	struct backend_env env = { .settings = &ds, .cgroup_root = root, .state_dir_fd = -1 };
 	struct rule_settings small = { .protect = 1, .exec_protect_limit = 16 << 20 };
 	struct rule_settings odd = { .protect = 1, .exec_protect_limit = (32 << 20) + 100 };
 	struct rule_settings unbounded = { .protect = 1, .exec_protect_limit = EXEC_PROTECT_LIMIT_MAX };
@@ -170,17 +170,23 @@ static void test_limit(void)
 	t.settings = &odd; /* whole pages, as the kernel reads it back */
 	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
 	CHECK_STREQ(string_of("limit.slice/d.service"), "33554432");
-	t.settings = &small;
-	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
-	CHECK_STREQ(string_of("limit.slice/d.service"), "33554432");
 	t = target(702, "/limit.slice/d.service");
 	t.settings = &unbounded;
 	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
 	CHECK_STREQ(string_of("limit.slice/d.service"), "max");
 
+	/* The largest of those there now: 702 gone, 701 asks for 32M. */
+	backend_kernel_ops.release(s, 702);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "33554432");
+	/* A rule changed by a reload, seen on the next look: it goes down. */
+	t = target(701, "/limit.slice/d.service");
+	t.settings = &small;
+	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "16777216");
+	CHECK_STREQ(string_of("limit.slice"), "max");
+
 	backend_kernel_ops.release(s, 700);
 	backend_kernel_ops.release(s, 701);
-	backend_kernel_ops.release(s, 702);
 	CHECK_STREQ(string_of("limit.slice/d.service"), "0");
 	CHECK_STREQ(string_of("limit.slice"), "0");
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <strings.h>
 #include <time.h>
 
@@ -66,11 +67,10 @@ int write_file_at(int dirfd, const char *path, const char *value)
 {
 	_cleanup_close_ int fd = -1;
 	size_t len = strlen(value);
+	struct stat st;
 	ssize_t n;
 
-	/* O_TRUNC: a no-op on cgroupfs, and a shorter value over a longer one
-	 * in a test's tree of plain files ("0" over "max"). */
-	fd = openat(dirfd, path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
 	/* pwrite: the same for cgroup files, and a syscall tests can fail
@@ -80,6 +80,12 @@ int write_file_at(int dirfd, const char *path, const char *value)
 		return -errno;
 	if ((size_t)n != len)
 		return -EIO;
+	/* A test's tree of plain files: "0" over "max" must not leave "0ax".
+	 * cgroupfs files show size 0 and are never cut; only after a
+	 * successful write, so that a failed one changes nothing. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > (off_t)len &&
+	    ftruncate(fd, (off_t)len) < 0)
+		return -errno;
 	return 0;
 }
 

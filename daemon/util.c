@@ -199,3 +199,14 @@ char *utf8_escape_invalid_text(const char *s, int *ret_err)
 {
 	return escape(s, true, ret_err);
 }
+
+char *memdup_str(const char *p, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	if (!s)
+		return NULL;
+	memcpy(s, p, n);
+	s[n] = '\0';
+	return s;
+}

@@ -105,3 +105,7 @@ unsigned long long now_ns(void);
 char *utf8_escape_invalid(const char *s, int *ret_err);
 /* The same for messages of several lines: newlines and tabs are kept. */
 char *utf8_escape_invalid_text(const char *s, int *ret_err);
+
+/* The n bytes at p as a string: for parsers over buffers that need not
+ * end in a NUL (strndup() may look past n for one). NULL on ENOMEM. */
+char *memdup_str(const char *p, size_t n);

@@ -460,6 +460,26 @@ static int units_read_group(struct status_job *j, size_t i)
 	return 0;
 }
 
+/* A method return with one array of @contents, opened for its rows. */
+static int array_reply_open(struct status_job *j, const char *contents, sd_bus_message **ret)
+{
+	int r = sd_bus_message_new_method_return(j->call, ret);
+
+	if (r >= 0)
+		r = sd_bus_message_open_container(*ret, 'a', contents);
+	return r;
+}
+
+/* Close the array and send it, unless filling it failed (@r < 0). */
+static int array_reply_send(sd_bus_message *reply, int r)
+{
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	if (r >= 0)
+		r = sd_bus_send(NULL, reply, NULL);
+	return r;
+}
+
 static int units_reply(struct status_job *j)
 {
 	struct units_job *u = j->data;
@@ -468,9 +488,7 @@ static int units_reply(struct status_job *j)
 	const struct backend_ops *ops = manager_backend(j->b->m, NULL);
 	int r;
 
-	r = sd_bus_message_new_method_return(j->call, &reply);
-	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(sssbsuttttt)");
+	r = array_reply_open(j, "(sssbsuttttt)", &reply);
 	for (size_t i = 0; r >= 0 && i < gs->n; i++) {
 		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
 		const struct figures *f = &u->figs[i];
@@ -491,11 +509,7 @@ static int units_reply(struct status_job *j)
 
 		r = units_foreach_section(j->b->units, append_section_row, &sr);
 	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
-	if (r >= 0)
-		r = sd_bus_send(NULL, reply, NULL);
-	return r;
+	return array_reply_send(reply, r);
 }
 
 static void units_done(struct status_job *j)
@@ -701,9 +715,7 @@ static int libs_reply(struct status_job *j)
 		lib_flush(&ls->l[i]);
 	if (ls->n)
 		qsort(ls->l, ls->n, sizeof(*ls->l), cmp_lib);
-	r = sd_bus_message_new_method_return(j->call, &reply);
-	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(suuttts)");
+	r = array_reply_open(j, "(suuttts)", &reply);
 	for (size_t i = 0; r >= 0 && i < ls->n; i++) {
 		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
 		const char *path = bus_name(&bn, ls->l[i].path);
@@ -712,11 +724,7 @@ static int libs_reply(struct status_job *j)
 						   ls->l[i].n_pids, ls->l[i].mapped, ls->l[i].resident,
 						   ls->l[i].locked, ls->l[i].state);
 	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
-	if (r >= 0)
-		r = sd_bus_send(NULL, reply, NULL);
-	return r;
+	return array_reply_send(reply, r);
 }
 
 static void libs_job_done(struct status_job *j)

@@ -92,7 +92,7 @@ int cgroup_parse_proc_cgroup(const char *buf, size_t len, char **ret_path)
 		return -ENOENT;
 	if (found_len == 0 || found[0] != '/' || memchr(found, '\0', found_len))
 		return -EBADMSG;
-	*ret_path = strndup(found, found_len);
+	*ret_path = memdup_str(found, found_len);
 	return *ret_path ? 0 : -ENOMEM;
 }
 
@@ -127,7 +127,7 @@ int cgroup_path_to_unit(const char *path, char **ret_unit)
 		}
 		if (!has_unit_suffix(p, l))
 			return -ENXIO;
-		*ret_unit = strndup(p, l);
+		*ret_unit = memdup_str(p, l);
 		return *ret_unit ? 0 : -ENOMEM;
 	}
 }

@@ -155,7 +155,7 @@ int memcg1_parse_cgroup(const char *buf, size_t len, char **ret)
 			if (!e)
 				e = c2;
 			if (e - s == 6 && memcmp(s, "memory", 6) == 0) {
-				*ret = strndup(c2 + 1, (size_t)(le - c2 - 1));
+				*ret = memdup_str(c2 + 1, (size_t)(le - c2 - 1));
 				return *ret ? 0 : -ENOMEM;
 			}
 			s = e + 1;

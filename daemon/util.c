@@ -224,3 +224,14 @@ void format_bytes(char *buf, size_t size, uint64_t v)
 	else
 		snprintf(buf, size, "%.1f%s", d, suffix[i]);
 }
+
+char *memdup_str(const char *p, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	if (!s)
+		return NULL;
+	memcpy(s, p, n);
+	s[n] = '\0';
+	return s;
+}

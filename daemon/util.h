@@ -109,3 +109,7 @@ char *utf8_escape_invalid_text(const char *s, int *ret_err);
 
 /* "12.0M", "512B": bytes with a binary suffix, for messages. */
 void format_bytes(char *buf, size_t size, uint64_t v);
+
+/* The n bytes at p as a string: for parsers over buffers that need not
+ * end in a NUL (strndup() may look past n for one). NULL on ENOMEM. */
+char *memdup_str(const char *p, size_t n);

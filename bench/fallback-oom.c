@@ -11,7 +11,7 @@
  * Usage: fallback-oom RUNS MAPPERS
  */
 #define main selftest_main
-#include "test_exec_protect.c"
+#include <test_exec_protect.c>	/* the copy in the work directory */
 #undef main
 
 int main(int argc, char **argv)

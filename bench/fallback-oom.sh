@@ -42,7 +42,7 @@ trap 'rm -rf "$work"' EXIT
 sed -e "s/^#define BIG_LIMIT\t.*/#define BIG_LIMIT\t\"$limit\"/" \
 	-e "s/^#define FALLBACK_TASK_ROOM\t.*/#define FALLBACK_TASK_ROOM\t$room_bytes/" \
 	"$selftests/cgroup/test_exec_protect.c" >"$work/test_exec_protect.c"
-gcc -O2 -w -pthread -I"$selftests" -I"$selftests/cgroup" -I"$work" -o "$work/fallback-oom" \
+gcc -O2 -w -pthread -I"$work" -I"$selftests" -I"$selftests/cgroup" -o "$work/fallback-oom" \
 	"$SRC/bench/fallback-oom.c" "$selftests/cgroup/cgroup_util.c"
 
 echo "# bench/fallback-oom.sh --runs=$runs --mappers=$mappers --limit=$limit --task-room=$room --lru=$lrus"

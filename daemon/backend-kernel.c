@@ -15,6 +15,9 @@
 #include "util.h"
 
 #define EXEC_PROTECT "memory.exec_protect"
+/* What the daemon writes: no bound of its own (the kernel takes the
+ * smallest value up the chain; "0" is off). */
+#define EXEC_PROTECT_ON "max"
 /* The cgroups whose file we changed, one path a line: a daemon killed
  * with SIGKILL leaves them set, and the next start must know they are
  * its own to clear. */
@@ -24,8 +27,23 @@ struct kcgroup {
 	char *path;	   /* "/system.slice/x.service" */
 	unsigned users;	   /* protected processes directly in it */
 	unsigned wanted;   /* cgroups at or below it with users */
-	bool owned;	   /* we changed it from 0 to 1 */
+	bool owned;	   /* we changed it from 0 */
 	int failed;	   /* last write error, reported once */
+	/* The bound its own processes' rules ask for, the largest of them
+	 * (0 for "max"), and how many ask for each. Ancestors without
+	 * processes of their own get "max": the leaf bounds. */
+	uint64_t limit;
+	struct limit_count {
+		uint64_t limit; /* 0: max */
+		unsigned n;	/* its processes asking for it */
+	} *limits;
+	size_t n_limits;
+};
+
+/* A protected process: its cgroup and the bound its rule asks for. */
+struct kpid {
+	struct kcgroup *c;
+	uint64_t limit;
 };
 
 struct kstate {
@@ -203,6 +221,7 @@ static void drop_cgroup(struct kstate *s, struct kcgroup *c)
 	if (c->users || c->wanted || c->owned)
 		return;
 	hashmap_remove(&s->cgroups, c->path);
+	free(c->limits);
 	free(c->path);
 	free(c);
 }
@@ -226,11 +245,21 @@ static void report_failure(struct kstate *s, struct kcgroup *c, int r, const cha
 		  r == -EINVAL ? " (the kernel refused the value: the root cgroup, or another execguard version)" : "");
 }
 
+static void format_limit(uint64_t limit, char *buf, size_t size)
+{
+	if (limit == 0 || limit == EXEC_PROTECT_LIMIT_MAX)
+		snprintf(buf, size, "%s", EXEC_PROTECT_ON);
+	else
+		/* As the kernel reads it back: whole pages. */
+		snprintf(buf, size, "%llu", (unsigned long long)(limit & ~4095ULL));
+}
+
 static int set_one(struct kstate *s, struct kcgroup *c)
 {
 	_cleanup_free_ char *file = NULL, *cur = NULL;
 	const char *rel;
 	struct log_fields f = LOG_FIELDS_INIT;
+	char value[32];
 	int r;
 
 	r = cgroup_relative(c->path, &rel);
@@ -243,25 +272,31 @@ static int set_one(struct kstate *s, struct kcgroup *c)
 		report_failure(s, c, r, "read");
 		return r;
 	}
-	if (cur[0] == '1')
-		return 0; /* someone else's, or already ours: leave it */
+	format_limit(c->limit, value, sizeof(value));
+	/* Someone else's: leave it. Ours (from this run or an earlier one):
+	 * rewrite only a changed bound. */
+	cur[strcspn(cur, "\n")] = '\0';
+	if (!exec_protect_is_off(cur) && (!c->owned || streq(cur, value)))
+		return 0;
 	f.cgroup = c->path;
 	f.backend = "kernel";
 	if (s->env->dry_run) {
-		log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "would set %s=1 in %s (dry run)",
-			  EXEC_PROTECT, c->path);
+		log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "would set %s=%s in %s (dry run)",
+			  EXEC_PROTECT, value, c->path);
 		return 0;
 	}
-	r = write_file_at(s->env->cgroup_root_fd, file, "1");
+	r = write_file_at(s->env->cgroup_root_fd, file, value);
 	if (r < 0) {
 		report_failure(s, c, r, "write");
 		return r;
 	}
-	c->owned = true;
 	c->failed = 0;
-	s->n_owned++;
-	save_owned(s);
-	log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "set %s=1 in %s", EXEC_PROTECT, c->path);
+	if (!c->owned) {
+		c->owned = true;
+		s->n_owned++;
+		save_owned(s);
+	}
+	log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "set %s=%s in %s", EXEC_PROTECT, value, c->path);
 	return 0;
 }
 
@@ -323,52 +358,134 @@ static int for_each_prefix(struct kstate *s, const char *path, int delta)
 	return 0;
 }
 
+static uint64_t wanted_limit(const struct rule_settings *rs)
+{
+	return rs && rs->exec_protect_limit != EXEC_PROTECT_LIMIT_MAX ? rs->exec_protect_limit : 0;
+}
+
+/* One more or one fewer process of c asking for this bound. */
+static int count_limit(struct kcgroup *c, uint64_t limit, int delta)
+{
+	size_t i = 0;
+
+	while (i < c->n_limits && c->limits[i].limit != limit)
+		i++;
+	if (i == c->n_limits) {
+		struct limit_count *p;
+
+		if (delta < 0)
+			return 0;
+		p = reallocarray(c->limits, i + 1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		c->limits = p;
+		c->limits[c->n_limits++] = (struct limit_count){ .limit = limit };
+	}
+	c->limits[i].n += delta;
+	if (c->limits[i].n == 0)
+		c->limits[i] = c->limits[--c->n_limits];
+	return 0;
+}
+
+/* Processes of one cgroup whose rules ask for different bounds: the
+ * largest of those there now holds. */
+static void update_limit(struct kstate *s, struct kcgroup *c)
+{
+	uint64_t largest = c->n_limits ? 1 : 0;
+
+	for (size_t i = 0; i < c->n_limits && largest; i++)
+		if (c->limits[i].limit == 0 || c->limits[i].limit > largest)
+			largest = c->limits[i].limit;
+	if (largest == c->limit)
+		return;
+	c->limit = largest;
+	if (c->wanted)
+		set_one(s, c);
+}
+
+/* A process leaves c: its bound no longer counts, and the chain is
+ * released with the last one. */
+static void leave_cgroup(struct kstate *s, struct kpid *p)
+{
+	struct kcgroup *c = p->c;
+	char *path;
+
+	count_limit(c, p->limit, -1);
+	if (--c->users > 0) {
+		update_limit(s, c);
+		return;
+	}
+	path = strdup(c->path);
+	if (path)
+		for_each_prefix(s, path, -1);
+	free(path);
+}
+
 static int kernel_protect(void *state, const struct protect_target *t)
 {
 	struct kstate *s = state;
+	uint64_t want = wanted_limit(t->settings);
 	struct kcgroup *c;
+	struct kpid *p;
 	int r;
 
 	if (!t->cgroup || streq(t->cgroup, "/"))
 		return -EINVAL; /* the root cgroup has no such file */
-	c = hashmap_get(&s->pids, INT_TO_KEY(t->pid));
-	if (c) {
-		if (streq(c->path, t->cgroup))
+	p = hashmap_get(&s->pids, INT_TO_KEY(t->pid));
+	if (p && streq(p->c->path, t->cgroup)) {
+		/* Looked at again: its rule may have changed (reload). */
+		if (p->limit == want)
 			return 0;
+		r = count_limit(p->c, want, +1);
+		if (r < 0)
+			return r;
+		count_limit(p->c, p->limit, -1);
+		p->limit = want;
+		update_limit(s, p->c);
+		return 0;
+	}
+	if (p) {
 		/* Moved to another cgroup: follow it. */
 		hashmap_remove(&s->pids, INT_TO_KEY(t->pid));
-		if (--c->users == 0) {
-			char *old = strdup(c->path);
-
-			if (!old)
-				return -ENOMEM;
-			for_each_prefix(s, old, -1);
-			free(old);
-		}
+		leave_cgroup(s, p);
+		free(p);
 	}
 	c = get_cgroup(s, t->cgroup, strlen(t->cgroup));
 	if (!c)
 		return -ENOMEM;
-	r = hashmap_put(&s->pids, INT_TO_KEY(t->pid), c);
-	if (r < 0)
+	p = calloc(1, sizeof(*p));
+	if (!p || count_limit(c, want, +1) < 0) {
+		free(p);
+		drop_cgroup(s, c);
+		return -ENOMEM;
+	}
+	*p = (struct kpid){ .c = c, .limit = want };
+	r = hashmap_put(&s->pids, INT_TO_KEY(t->pid), p);
+	if (r < 0) {
+		count_limit(c, want, -1);
+		free(p);
+		drop_cgroup(s, c);
 		return r;
-	if (c->users++ == 0)
+	}
+	if (c->users++ == 0) {
+		c->limit = want;
+		if (c->wanted) /* also an ancestor of a protected cgroup */
+			set_one(s, c);
 		return for_each_prefix(s, c->path, +1);
+	}
+	update_limit(s, c);
 	return 0;
 }
 
 static void kernel_release(void *state, pid_t pid)
 {
 	struct kstate *s = state;
-	struct kcgroup *c = hashmap_remove(&s->pids, INT_TO_KEY(pid));
-	char *path;
+	struct kpid *p = hashmap_remove(&s->pids, INT_TO_KEY(pid));
 
-	if (!c || --c->users > 0)
+	if (!p)
 		return;
-	path = strdup(c->path);
-	if (path)
-		for_each_prefix(s, path, -1);
-	free(path);
+	leave_cgroup(s, p);
+	free(p);
 }
 
 static int kernel_reconfigure(void *state, const struct daemon_settings *settings)
@@ -407,16 +524,21 @@ static void kernel_destroy(void *state)
 	while ((e = hashmap_next(&s->cgroups, &i, e))) {
 		struct kcgroup *c = e->value;
 
+		free(c->limits);
 		free(c->path);
 		free(c);
 	}
+	i = 0;
+	while ((e = hashmap_next(&s->pids, &i, e)))
+		free(e->value);
 	hashmap_done(&s->cgroups);
 	hashmap_done(&s->pids);
 	free(s);
 }
 
-/* In force when memory.exec_protect is 1 on the unit's cgroup and every
- * ancestor below the root (the kernel's rule). */
+/* In force when memory.exec_protect is on for the unit's cgroup and every
+ * ancestor below the root (the kernel's rule); the bound is the smallest
+ * value up the chain, and memory.stat says how much of it reclaim keeps. */
 static int kernel_report_units(void *state, struct backend_unit_report *units, size_t n)
 {
 	struct kstate *s = state;
@@ -424,17 +546,25 @@ static int kernel_report_units(void *state, struct backend_unit_report *units, s
 	for (size_t i = 0; i < n; i++) {
 		struct backend_unit_report *u = &units[i];
 		_cleanup_free_ char *where = NULL;
-		int r = read_exec_protect_effective(s->env->cgroup_root_fd, u->cgroup, &where);
+		uint64_t bound = 0, kept;
+		char b[32] = "max", k[32] = "-";
+		int r = read_exec_protect_effective(s->env->cgroup_root_fd, u->cgroup, &bound, &where);
 
 		u->protected_now = r > 0;
 		u->blocked = r <= 0;
 		u->mapped = u->resident = u->locked = BACKEND_FIGURE_UNKNOWN;
-		if (r > 0)
-			snprintf(u->state, sizeof(u->state), "memory.exec_protect=1");
-		else if (r == 0)
+		if (r > 0) {
+			kept = read_cgroup_exec_kept(s->env->cgroup_root_fd, u->cgroup);
+			if (bound != UINT64_MAX)
+				format_bytes(b, sizeof(b), bound);
+			if (kept != STAT_UNKNOWN)
+				format_bytes(k, sizeof(k), kept);
+			snprintf(u->state, sizeof(u->state), "memory.exec_protect=%s, kept %s", b, k);
+		} else if (r == 0) {
 			snprintf(u->state, sizeof(u->state), "memory.exec_protect is 0 on %s", where);
-		else
+		} else {
 			snprintf(u->state, sizeof(u->state), "no memory.exec_protect on %s", u->cgroup);
+		}
 	}
 	return 0;
 }

@@ -162,22 +162,6 @@ static uint64_t resolve_cap(const struct budget *b, uint64_t mem_total)
 	return v == UINT64_MAX ? 0 : v;
 }
 
-static void format_bytes(char *buf, size_t size, uint64_t v)
-{
-	static const char *const suffix[] = { "B", "K", "M", "G", "T" };
-	size_t i = 0;
-	double d = (double)v;
-
-	while (d >= 1024 && i < ELEMENTSOF(suffix) - 1) {
-		d /= 1024;
-		i++;
-	}
-	if (i == 0)
-		snprintf(buf, size, "%" PRIu64 "B", v);
-	else
-		snprintf(buf, size, "%.1f%s", d, suffix[i]);
-}
-
 static uint64_t now_usec(struct lock_backend *b)
 {
 	uint64_t t = 0;

@@ -180,9 +180,18 @@ uint64_t read_cgroup_breaches(int cgroup_root_fd, const char *cgroup)
 	return v;
 }
 
-int read_exec_protect_effective(int cgroup_root_fd, const char *cgroup, char **ret_where)
+bool exec_protect_is_off(const char *value)
+{
+	size_t n = strcspn(value, " \n");
+
+	return n == 1 && value[0] == '0';
+}
+
+int read_exec_protect_effective(int cgroup_root_fd, const char *cgroup, uint64_t *ret_bound,
+				char **ret_where)
 {
 	_cleanup_free_ char *copy = NULL;
+	uint64_t bound = UINT64_MAX;
 
 	if (!cgroup || cgroup[0] != '/')
 		return -EINVAL;
@@ -192,6 +201,7 @@ int read_exec_protect_effective(int cgroup_root_fd, const char *cgroup, char **r
 	/* From the top: the first ancestor without it is the answer. */
 	for (size_t l = 0; cgroup_next_ancestor(cgroup, &l);) {
 		_cleanup_free_ char *buf = NULL;
+		uint64_t v;
 		size_t len;
 		char save;
 
@@ -199,11 +209,28 @@ int read_exec_protect_effective(int cgroup_root_fd, const char *cgroup, char **r
 		copy[l] = '\0';
 		if (cgroup_file(cgroup_root_fd, copy, "memory.exec_protect", &buf, &len) < 0)
 			return -ENOENT;
-		if (len == 0 || buf[0] != '1') {
+		if (exec_protect_is_off(buf)) {
 			*ret_where = strdup(copy);
 			return *ret_where ? 0 : -ENOMEM;
 		}
+		if (procfs_parse_limit(buf, len, &v) < 0)
+			return -EINVAL;
+		if (v < bound)
+			bound = v;
 		copy[l] = save;
 	}
+	*ret_bound = bound;
 	return 1;
+}
+
+uint64_t read_cgroup_exec_kept(int cgroup_root_fd, const char *cgroup)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	uint64_t v;
+
+	if (cgroup_file(cgroup_root_fd, cgroup, "memory.stat", &buf, &len) < 0 ||
+	    procfs_field_u64(buf, len, "exec_protect_kept", ' ', &v) < 0)
+		return STAT_UNKNOWN;
+	return v;
 }

@@ -6,6 +6,7 @@
  * Pure parsers over buffers; thin readers take a directory fd. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -36,9 +37,17 @@ uint64_t read_pid_majflt(int proc_fd, pid_t pid);
 /* pgmajfault_exec (patched kernel) else pgmajfault; STAT_UNKNOWN when the
  * cgroup has no memory.stat (memory controller not on cgroup2). */
 uint64_t read_cgroup_majflt(int cgroup_root_fd, const char *cgroup, const char **ret_key);
-/* memory.events exec_protect, STAT_UNKNOWN without the kernel patch. */
+/* memory.events exec_protect_breach, STAT_UNKNOWN without the kernel patch. */
 uint64_t read_cgroup_breaches(int cgroup_root_fd, const char *cgroup);
-/* 1 when memory.exec_protect is 1 on cgroup and every ancestor below the
- * root; 0 and the first cgroup where it is not (malloc'ed) otherwise;
- * <0 when the file is missing. */
-int read_exec_protect_effective(int cgroup_root_fd, const char *cgroup, char **ret_where);
+/* A memory.exec_protect value is off only when it is 0; otherwise it is
+ * a bound in bytes or "max". */
+bool exec_protect_is_off(const char *value);
+/* 1 when memory.exec_protect is on for cgroup and every ancestor below
+ * the root, with the effective bound (the smallest; UINT64_MAX for max);
+ * 0 and the first cgroup where it is off (malloc'ed) otherwise; <0 when
+ * the file is missing or unreadable. */
+int read_exec_protect_effective(int cgroup_root_fd, const char *cgroup, uint64_t *ret_bound,
+				char **ret_where);
+/* memory.stat exec_protect_kept: what reclaim keeps for the cgroup and its
+ * subtree because of the protection; STAT_UNKNOWN when absent. */
+uint64_t read_cgroup_exec_kept(int cgroup_root_fd, const char *cgroup);

@@ -17,15 +17,7 @@
 
 int memlimit_parse(const char *buf, size_t len, uint64_t *ret)
 {
-	const char *end = buf + len;
-
-	while (end > buf && (end[-1] == '\n' || end[-1] == ' '))
-		end--;
-	if (end - buf == 3 && memcmp(buf, "max", 3) == 0) {
-		*ret = UINT64_MAX;
-		return 0;
-	}
-	return procfs_parse_u64(buf, (size_t)(end - buf), ret) < 0 ? -EINVAL : 0;
+	return procfs_parse_limit(buf, len, ret);
 }
 
 uint64_t mem_headroom(uint64_t limit, uint64_t current, uint64_t reclaimable_file)

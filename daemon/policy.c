@@ -95,6 +95,25 @@ static int parse_budget(const char *s, struct budget *ret)
 	return 0;
 }
 
+/* Bytes of at least a page (the kernel refuses less, but 0), or "max". */
+static int parse_exec_protect_limit(const char *s, uint64_t *ret)
+{
+	struct budget b;
+	int r;
+
+	if (streq(s, "max") || streq(s, "infinity")) {
+		*ret = EXEC_PROTECT_LIMIT_MAX;
+		return 0;
+	}
+	r = parse_budget(s, &b);
+	if (r < 0)
+		return r;
+	if (b.percent || b.bytes < 4096)
+		return -ERANGE;
+	*ret = b.bytes;
+	return 0;
+}
+
 static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
 {
 	char *end;
@@ -551,6 +570,7 @@ enum key_kind {
 	KEY_UINT,	     /* unsigned in [min, max] */
 	KEY_INT,	     /* the same, stored in an int */
 	KEY_BUDGET,	     /* bytes (K/M/G/T) or a percentage */
+	KEY_LIMIT,	     /* bytes (K/M/G/T) or "max", in a uint64_t */
 	KEY_BOOLEAN,	     /* yes/no, stored in an int (-1 unset) */
 	KEY_BACKEND,	     /* enum backend_choice */
 	KEY_DELAYS,	     /* rising millisecond delays */
@@ -602,6 +622,9 @@ static const struct policy_key keys[] = {
 	  "keep the program text of the matching processes in memory" },
 	{ "LockBudget", IN_RULE | IN_UNIT, KEY_BUDGET, S(lock_budget), 0, 0,
 	  "bytes (K, M, G, T suffix) or a percentage of RAM", "lock backend: at most this much for the unit" },
+	{ "ExecProtectLimit", IN_RULE | IN_UNIT, KEY_LIMIT, S(exec_protect_limit), 0, 0,
+	  "bytes from 4K (K, M, G, T suffix) or max",
+	  "kernel backend: the unit's memory.exec_protect, the most its text kept out of reclaim" },
 };
 #undef D
 #undef S
@@ -681,6 +704,9 @@ static int parse_key_value(struct parse_state *st, const struct policy_key *k, c
 	}
 	case KEY_BUDGET:
 		r = parse_budget(value, target);
+		break;
+	case KEY_LIMIT:
+		r = parse_exec_protect_limit(value, target);
 		break;
 	case KEY_BOOLEAN:
 		r = parse_boolean(value);
@@ -971,6 +997,8 @@ static void apply_settings(struct rule_settings *into, const struct rule_setting
 		into->protect = from->protect;
 	if (from->lock_budget.set)
 		into->lock_budget = from->lock_budget;
+	if (from->exec_protect_limit)
+		into->exec_protect_limit = from->exec_protect_limit;
 }
 
 bool policy_may_protect(const struct policy *p, const struct policy_input *in)

@@ -50,7 +50,12 @@ struct daemon_settings {
 struct rule_settings {
 	int protect;		 /* -1 unset, 0, 1 */
 	struct budget lock_budget; /* per unit */
+	/* Kernel backend: the bound written to the cgroup's
+	 * memory.exec_protect; 0 unset (max), EXEC_PROTECT_LIMIT_MAX "max". */
+	uint64_t exec_protect_limit;
 };
+
+#define EXEC_PROTECT_LIMIT_MAX UINT64_MAX
 
 struct rule {
 	char *name;	    /* from "[Rule NAME]" */

@@ -68,6 +68,17 @@ int procfs_parse_u64(const char *s, size_t n, uint64_t *ret)
 	return 0;
 }
 
+int procfs_parse_limit(const char *buf, size_t len, uint64_t *ret)
+{
+	while (len > 0 && (buf[len - 1] == '\n' || is_blank(buf[len - 1])))
+		len--;
+	if (len == 3 && memcmp(buf, "max", 3) == 0) {
+		*ret = UINT64_MAX;
+		return 0;
+	}
+	return procfs_parse_u64(buf, len, ret) < 0 ? -EINVAL : 0;
+}
+
 int procfs_field_u64(const char *buf, size_t len, const char *key, char sep, uint64_t *ret)
 {
 	const char *v;

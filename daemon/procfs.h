@@ -22,6 +22,10 @@ int procfs_field_u64(const char *buf, size_t len, const char *key, char sep, uin
 /* A whole span of decimal digits ("4096" of a one-number file). */
 int procfs_parse_u64(const char *s, size_t n, uint64_t *ret);
 
+/* A cgroup limit file's value: a number of bytes, or "max" (UINT64_MAX);
+ * trailing blanks and newline allowed. */
+int procfs_parse_limit(const char *buf, size_t len, uint64_t *ret);
+
 /* "KEY:   N kB" (meminfo, smaps, status), in bytes. */
 int procfs_field_kb(const char *buf, size_t len, const char *key, uint64_t *ret_bytes);
 

@@ -107,6 +107,8 @@ int unit_files_merge(const struct unit_file *files, size_t n, struct policy *err
 		}
 		if (s.lock_budget.set)
 			merged.lock_budget = s.lock_budget;
+		if (s.exec_protect_limit)
+			merged.exec_protect_limit = s.exec_protect_limit;
 	}
 	if (!found)
 		return 0;
@@ -181,10 +183,17 @@ void rule_settings_format(const struct rule_settings *s, char *buf, size_t size)
 		l += (size_t)snprintf(buf + l, size - l, "Protect=%s", s->protect ? "yes" : "no");
 	if (s->lock_budget.set && l < size) {
 		if (s->lock_budget.percent)
-			snprintf(buf + l, size - l, "%sLockBudget=%u%%", l ? " " : "",
-				 s->lock_budget.percent);
+			l += (size_t)snprintf(buf + l, size - l, "%sLockBudget=%u%%", l ? " " : "",
+					      s->lock_budget.percent);
 		else
-			snprintf(buf + l, size - l, "%sLockBudget=%llu", l ? " " : "",
-				 (unsigned long long)s->lock_budget.bytes);
+			l += (size_t)snprintf(buf + l, size - l, "%sLockBudget=%llu", l ? " " : "",
+					      (unsigned long long)s->lock_budget.bytes);
+	}
+	if (s->exec_protect_limit && l < size) {
+		if (s->exec_protect_limit == EXEC_PROTECT_LIMIT_MAX)
+			snprintf(buf + l, size - l, "%sExecProtectLimit=max", l ? " " : "");
+		else
+			snprintf(buf + l, size - l, "%sExecProtectLimit=%llu", l ? " " : "",
+				 (unsigned long long)s->exec_protect_limit);
 	}
 }

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <inttypes.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -6,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <strings.h>
 #include <time.h>
 
@@ -65,6 +67,7 @@ int write_file_at(int dirfd, const char *path, const char *value)
 {
 	_cleanup_close_ int fd = -1;
 	size_t len = strlen(value);
+	struct stat st;
 	ssize_t n;
 
 	fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
@@ -77,6 +80,12 @@ int write_file_at(int dirfd, const char *path, const char *value)
 		return -errno;
 	if ((size_t)n != len)
 		return -EIO;
+	/* A test's tree of plain files: "0" over "max" must not leave "0ax".
+	 * cgroupfs files show size 0 and are never cut; only after a
+	 * successful write, so that a failed one changes nothing. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > (off_t)len &&
+	    ftruncate(fd, (off_t)len) < 0)
+		return -errno;
 	return 0;
 }
 
@@ -198,6 +207,22 @@ char *utf8_escape_invalid(const char *s, int *ret_err)
 char *utf8_escape_invalid_text(const char *s, int *ret_err)
 {
 	return escape(s, true, ret_err);
+}
+
+void format_bytes(char *buf, size_t size, uint64_t v)
+{
+	static const char *const suffix[] = { "B", "K", "M", "G", "T" };
+	size_t i = 0;
+	double d = (double)v;
+
+	while (d >= 1024 && i < ELEMENTSOF(suffix) - 1) {
+		d /= 1024;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, size, "%" PRIu64 "B", v);
+	else
+		snprintf(buf, size, "%.1f%s", d, suffix[i]);
 }
 
 char *memdup_str(const char *p, size_t n)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,9 @@ unsigned long long now_ns(void);
 char *utf8_escape_invalid(const char *s, int *ret_err);
 /* The same for messages of several lines: newlines and tabs are kept. */
 char *utf8_escape_invalid_text(const char *s, int *ret_err);
+
+/* "12.0M", "512B": bytes with a binary suffix, for messages. */
+void format_bytes(char *buf, size_t size, uint64_t v);
 
 /* The n bytes at p as a string: for parsers over buffers that need not
  * end in a NUL (strndup() may look past n for one). NULL on ENOMEM. */

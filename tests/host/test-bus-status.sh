@@ -33,11 +33,11 @@ wait_until 5 exec_done "$pb" || fail "pid $pb did not exec sleep"
 run_in "$S/$A" sleep 60
 pa=$LAST_PID
 wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pa" EXECGUARD_UNIT="'$A'" EXECGUARD_POLICY="'web'" EXECGUARD_BACKEND=kernel || fail "pid $pa not protected"
-[ "$(file_value "$S/$A")" = 1 ] || fail "memory.exec_protect of $A not set"
+[ "$(file_value "$S/$A")" = max ] || fail "memory.exec_protect of $A not set"
 
 out=$(ctl status) || fail "execguardctl status failed: $out"
 echo "$out"
-echo "$out" | grep -Eq "^$A +yes +1 .*memory.exec_protect=1 \(policy web\)" || fail "status row for $A wrong"
+echo "$out" | grep -Eq "^$A +yes +1 .*memory.exec_protect=max, kept - \(policy web\)" || fail "status row for $A wrong"
 echo "$out" | grep -q "^$B " && fail "status lists the unprotected $B"
 echo "$out" | grep -q "backend kernel, 1 process protected" || fail "status header wrong"
 pass "status shows $A protected by rule web"

@@ -61,7 +61,7 @@ CONF
 	wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$p" EXECGUARD_EXE="'$P/home/mysleep'" EXECGUARD_CGROUP="'/$A'" || fail "$backend: nobody's process not protected"
 	case $backend in
 	kernel)
-		[ "$(file_value "$A")" = 1 ] || fail "kernel: memory.exec_protect not written"
+		[ "$(file_value "$A")" = max ] || fail "kernel: memory.exec_protect not written"
 		;;
 	lock)
 		wait_until 5 some_locked

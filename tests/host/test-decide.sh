@@ -36,7 +36,7 @@ pa=$LAST_PID
 wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pa" EXECGUARD_EXE="'/usr/bin/sleep'" EXECGUARD_CGROUP="'/$A'" \
 	EXECGUARD_POLICY="'test'" EXECGUARD_BACKEND=kernel ||
 	fail "no decision logged for pid $pa"
-[ "$(file_value "$A")" = 1 ] || fail "memory.exec_protect of /$A is $(file_value "$A"), expected 1"
+[ "$(file_value "$A")" = max ] || fail "memory.exec_protect of /$A is $(file_value "$A"), expected max"
 [ "$(file_value "$B")" = 0 ] || fail "memory.exec_protect of /$B was touched"
 has_event PROCESS_PROTECTED EXECGUARD_PID="$pb" && fail "pid $pb in /$B was protected"
 pass "decided on $pa and wrote /$A"

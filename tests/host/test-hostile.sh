@@ -49,7 +49,7 @@ wait_until 5 events_newer "$n" POLICY_LOADED || fail "reload"
 # The rescan of the reload is done by the time the next signal is handled.
 stats > /dev/null
 kill -0 "$DAEMON_PID" || fail "daemon died on a deleted executable"
-[ "$(file_value "$A")" = 1 ] || fail "protection lost after the executable was deleted"
+[ "$(file_value "$A")" = max ] || fail "protection lost after the executable was deleted"
 pass "a deleted executable keeps its process protected"
 
 # A program exec'd from a memfd: its exe is "/memfd:... (deleted)", no

@@ -53,8 +53,8 @@ chain_is() {
 for n in "${names[@]}"; do
 	run_in "$BASE/$n" sleep 60
 	p=$LAST_PID
-	wait_until 5 value_is "$BASE/$n" 1
-	[ "$(file_value "$BASE/$n")" = 1 ] || fail "cgroup '$n' not protected"
+	wait_until 5 value_is "$BASE/$n" max
+	[ "$(file_value "$BASE/$n")" = max ] || fail "cgroup '$n' not protected"
 	kill "$p"
 	wait_until 5 value_is "$BASE/$n" 0
 	[ "$(file_value "$BASE/$n")" = 0 ] || fail "cgroup '$n' not cleared after its process exited"
@@ -71,11 +71,11 @@ pass "unit app\\x2dweb.service from its cgroup path"
 
 run_in "$DEEP" sleep 60
 p=$LAST_PID
-wait_until 5 chain_is 1
+wait_until 5 chain_is max
 c=$BASE
 for i in $(seq 60); do
 	c=$c/d$i
-	[ "$(file_value "$c")" = 1 ] || fail "level $i of the deep tree not set"
+	[ "$(file_value "$c")" = max ] || fail "level $i of the deep tree not set"
 done
 kill "$p"
 wait_until 5 chain_is 0
@@ -140,7 +140,7 @@ for where in off on; do
 		pass "PID $want reused in an unprotected cgroup: left alone, the old one released"
 	else
 		[ "$(protected_now)" = 1 ] || fail "the new process under reused PID $want is not tracked"
-		[ "$(file_value "$cg")" = 1 ] || fail "the new process's cgroup lost its protection"
+		[ "$(file_value "$cg")" = max ] || fail "the new process's cgroup lost its protection"
 		kill "$want"
 		wait "$want" 2> /dev/null
 		wait_until 5 value_is "$cg" 0

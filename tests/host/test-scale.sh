@@ -102,7 +102,7 @@ else
 	[ "$rss" -le "$limit" ] || fail "RssAnon $rss kB over the documented bound $limit kB ($info)"
 	pass "$N processes tracked within $limit kB ($info)"
 fi
-[ "$(file_value "$A")" = 1 ] || fail "memory.exec_protect not set"
+[ "$(file_value "$A")" = max ] || fail "memory.exec_protect not set"
 has_event LOOK_FAILED && fail "errors looking at processes: $(events LOOK_FAILED | head -3)"
 has_event LOOK_FAILED_KEPT && fail "errors looking at protected processes: $(events LOOK_FAILED_KEPT | head -3)"
 kill -TERM "$SPAWN" "$FREE"

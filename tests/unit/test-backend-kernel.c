@@ -43,6 +43,24 @@ static char value_of(const char *rel)
 	return c;
 }
 
+static const char *string_of(const char *rel)
+{
+	static char buf[64];
+	char p[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s/memory.exec_protect", root, rel);
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return "E";
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
 static struct protect_target target(pid_t pid, const char *cgroup)
 {
 	return (struct protect_target){ .pid = pid, .pidfd = -1, .proc_pid_fd = -1, .cgroup = cgroup };
@@ -69,14 +87,14 @@ static void test_chain(void)
 	make_cgroup("system.slice", "0\n");
 	make_cgroup("system.slice/a.service", "0\n");
 	make_cgroup("system.slice/b.service", "0\n");
-	make_cgroup("system.slice/c.service", "1\n"); /* set by someone else */
+	make_cgroup("system.slice/c.service", "16777216\n"); /* set by someone else */
 	CHECK_EQ_INT(backend_kernel_ops.probe(&env, &why), 0);
 
 	CHECK_EQ_INT(backend_kernel_ops.create(&env, &s), 0);
 	t = target(100, "/system.slice/a.service");
 	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
-	CHECK_EQ_INT(value_of("system.slice"), '1');
-	CHECK_EQ_INT(value_of("system.slice/a.service"), '1');
+	CHECK_EQ_INT(value_of("system.slice"), 'm');
+	CHECK_EQ_INT(value_of("system.slice/a.service"), 'm');
 	CHECK_EQ_INT(value_of("system.slice/b.service"), '0');
 
 	/* A second process in the same cgroup, one in another. */
@@ -86,13 +104,13 @@ static void test_chain(void)
 	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
 	t = target(300, "/system.slice/c.service");
 	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
-	CHECK_EQ_INT(value_of("system.slice/b.service"), '1');
+	CHECK_EQ_INT(value_of("system.slice/b.service"), 'm');
 
 	backend_kernel_ops.release(s, 100);
-	CHECK_EQ_INT(value_of("system.slice/a.service"), '1'); /* 101 still there */
+	CHECK_EQ_INT(value_of("system.slice/a.service"), 'm'); /* 101 still there */
 	backend_kernel_ops.release(s, 101);
 	CHECK_EQ_INT(value_of("system.slice/a.service"), '0');
-	CHECK_EQ_INT(value_of("system.slice"), '1'); /* b still wants it */
+	CHECK_EQ_INT(value_of("system.slice"), 'm'); /* b still wants it */
 	backend_kernel_ops.release(s, 200);
 	backend_kernel_ops.release(s, 300);
 	CHECK_EQ_INT(value_of("system.slice/b.service"), '0');
@@ -105,7 +123,7 @@ static void test_chain(void)
 	t = target(400, "/system.slice/b.service");
 	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
 	CHECK_EQ_INT(value_of("system.slice/a.service"), '0');
-	CHECK_EQ_INT(value_of("system.slice/b.service"), '1');
+	CHECK_EQ_INT(value_of("system.slice/b.service"), 'm');
 
 	/* A cgroup without the file: an error, reported, no crash. */
 	make_cgroup("system.slice/nofile.service", NULL);
@@ -121,6 +139,63 @@ static void test_chain(void)
 	CHECK_EQ_INT(value_of("system.slice/b.service"), '0');
 	CHECK_EQ_INT(value_of("system.slice"), '0');
 	CHECK_EQ_INT(value_of("system.slice/c.service"), '1');
+	close(env.cgroup_root_fd);
+}
+
+/* ExecProtectLimit=: the leaf gets the bound, its ancestors "max"; with
+ * processes under different rules the largest bound of those there now
+ * holds; a rule changed by a reload is followed both ways. */
+static void test_limit(void)
+{
+	struct daemon_settings ds = { 0 };
+	struct backend_env env = { .settings = &ds, .cgroup_root = root, .state_dir_fd = -1 };
+	struct rule_settings small = { .protect = 1, .exec_protect_limit = 16 << 20 };
+	struct rule_settings odd = { .protect = 1, .exec_protect_limit = (32 << 20) + 100 };
+	struct rule_settings unbounded = { .protect = 1, .exec_protect_limit = EXEC_PROTECT_LIMIT_MAX };
+	struct protect_target t;
+	void *s;
+
+	env.cgroup_root_fd = open(root, O_RDONLY | O_DIRECTORY);
+	make_cgroup("limit.slice", "0\n");
+	make_cgroup("limit.slice/d.service", "0\n");
+	CHECK_EQ_INT(backend_kernel_ops.create(&env, &s), 0);
+
+	t = target(700, "/limit.slice/d.service");
+	t.settings = &small;
+	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
+	CHECK_STREQ(string_of("limit.slice"), "max");
+	CHECK_STREQ(string_of("limit.slice/d.service"), "16777216");
+
+	t = target(701, "/limit.slice/d.service");
+	t.settings = &odd; /* whole pages, as the kernel reads it back */
+	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "33554432");
+	t = target(702, "/limit.slice/d.service");
+	t.settings = &unbounded;
+	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "max");
+
+	/* The largest of those there now: 702 gone, 701 asks for 32M. */
+	backend_kernel_ops.release(s, 702);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "33554432");
+	/* A rule changed by a reload, seen on the next look: it goes down. */
+	t = target(701, "/limit.slice/d.service");
+	t.settings = &small;
+	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "16777216");
+	CHECK_STREQ(string_of("limit.slice"), "max");
+
+	backend_kernel_ops.release(s, 700);
+	backend_kernel_ops.release(s, 701);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "0");
+	CHECK_STREQ(string_of("limit.slice"), "0");
+
+	/* Without a rule's bound: "max". */
+	t = target(703, "/limit.slice/d.service");
+	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "max");
+	backend_kernel_ops.destroy(s);
+	CHECK_STREQ(string_of("limit.slice/d.service"), "0");
 	close(env.cgroup_root_fd);
 }
 
@@ -145,4 +220,4 @@ static void test_dry_run(void)
 	}
 }
 
-TEST_MAIN(test_chain, test_dry_run)
+TEST_MAIN(test_chain, test_limit, test_dry_run)

@@ -81,22 +81,38 @@ static void test_effective(void)
 {
 	char dir[] = "/tmp/test-bus-stats-XXXXXX";
 	char *where = NULL;
+	uint64_t bound = 0;
 	int dfd;
 
 	CHECK(mkdtemp(dir) != NULL);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHECK(mkdirat(dfd, "s.slice", 0755) == 0 && mkdirat(dfd, "s.slice/a.service", 0755) == 0);
 	put(dfd, "s.slice/memory.exec_protect", "0\n");
-	put(dfd, "s.slice/a.service/memory.exec_protect", "1\n");
+	put(dfd, "s.slice/a.service/memory.exec_protect", "max\n");
 	/* As the kernel series writes it (the v1 name was exec_protect). */
 	put(dfd, "s.slice/a.service/memory.events", "low 0\nhigh 0\noom 0\nexec_protect_breach 3\n");
-	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/a.service", &where), 0);
+	put(dfd, "s.slice/a.service/memory.stat", "anon 0\nfile 4096\nexec_protect_kept 1048576\n");
+	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/a.service", &bound, &where), 0);
 	CHECK_STREQ(where, "/s.slice");
 	free(where);
-	put(dfd, "s.slice/memory.exec_protect", "1\n");
-	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/a.service", &where), 1);
-	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/none", &where), -ENOENT);
-	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/../x", &where), -ENOENT);
+	/* On: a bound in bytes or max, the smallest up the chain. */
+	put(dfd, "s.slice/memory.exec_protect", "16777216\n");
+	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/a.service", &bound, &where), 1);
+	CHECK(bound == 16777216);
+	put(dfd, "s.slice/memory.exec_protect", "max\n");
+	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/a.service", &bound, &where), 1);
+	CHECK(bound == UINT64_MAX);
+	put(dfd, "s.slice/a.service/memory.exec_protect", "8388608\n");
+	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/a.service", &bound, &where), 1);
+	CHECK(bound == 8388608);
+	put(dfd, "s.slice/a.service/memory.exec_protect", "bogus\n");
+	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/a.service", &bound, &where), -EINVAL);
+	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/none", &bound, &where), -ENOENT);
+	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/../x", &bound, &where), -ENOENT);
+	CHECK(read_cgroup_exec_kept(dfd, "/s.slice/a.service") == 1048576);
+	CHECK(read_cgroup_exec_kept(dfd, "/s.slice") == STAT_UNKNOWN);
+	CHECK(exec_protect_is_off("0\n") && exec_protect_is_off("0") && !exec_protect_is_off("max\n") &&
+	      !exec_protect_is_off("4096\n") && !exec_protect_is_off("01"));
 	CHECK_EQ_INT(read_cgroup_breaches(dfd, "/s.slice/a.service"), 3);
 	CHECK(read_cgroup_breaches(dfd, "/s.slice") == STAT_UNKNOWN);
 	unlinkat(dfd, "s.slice/a.service/memory.events", 0);

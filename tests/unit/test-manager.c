@@ -207,8 +207,8 @@ static void test_core(void)
 		return;
 	CHECK_EQ_INT(tracked(m), 1);
 	CHECK_STREQ(source_of(m, 100), "app");
-	CHECK_STREQ(read_at("cg/system.slice/app.service/memory.exec_protect"), "1");
-	CHECK_STREQ(read_at("cg/system.slice/memory.exec_protect"), "1");
+	CHECK_STREQ(read_at("cg/system.slice/app.service/memory.exec_protect"), "max");
+	CHECK_STREQ(read_at("cg/system.slice/memory.exec_protect"), "max");
 
 	/* An exec in a unit no rule names: decided, not protected. */
 	fake_process(101, "/system.slice/other.service", "/usr/bin/other");
@@ -228,7 +228,7 @@ static void test_core(void)
 	fake_exit(100);
 	events(m, CNPROC_EXIT, 100);
 	CHECK_EQ_INT(tracked(m), 1);
-	CHECK_STREQ(read_at("cg/system.slice/app.service/memory.exec_protect"), "1");
+	CHECK_STREQ(read_at("cg/system.slice/app.service/memory.exec_protect"), "max");
 
 	/* A look that fails (its cgroup file unreadable: a directory) does
 	 * not unprotect the running process; its exit still does. */
@@ -237,7 +237,7 @@ static void test_core(void)
 	CHECK(mkdir(rel, 0755) == 0);
 	events(m, CNPROC_EXEC, 103);
 	CHECK_EQ_INT(tracked(m), 1);
-	CHECK_STREQ(read_at("cg/system.slice/app.service/memory.exec_protect"), "1");
+	CHECK_STREQ(read_at("cg/system.slice/app.service/memory.exec_protect"), "max");
 	CHECK_EQ_INT(manager_rescan(m), 0); /* nor does a rescan sweep it */
 	CHECK_EQ_INT(tracked(m), 1);
 	fake_exit(103);
@@ -260,7 +260,7 @@ static void test_core(void)
 	manager_decide_pid(m, 104, 0);
 	CHECK_EQ_INT(tracked(m), 2);
 	CHECK_STREQ(source_of(m, 104), "late.service.d/x.conf:2");
-	CHECK_STREQ(read_at("cg/system.slice/late.service/memory.exec_protect"), "1");
+	CHECK_STREQ(read_at("cg/system.slice/late.service/memory.exec_protect"), "max");
 
 	manager_free(m);
 	/* Stopping releases what it set. */

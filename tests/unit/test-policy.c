@@ -42,7 +42,11 @@ static void test_good(void)
 		"MatchUnit=nginx.service *.web.service\n"
 		"MatchExe=/usr/sbin/*\n"
 		"Protect=yes\n"
-		"LockBudget=10%\n";
+		"LockBudget=10%\n"
+		"ExecProtectLimit=64M\n"
+		"[Rule all]\n"
+		"MatchCgroup=/*\n"
+		"ExecProtectLimit=max\n";
 
 	CHECK_EQ_INT(parse(&p, text), 0);
 	CHECK_EQ_INT(p.daemon.backend, BACKEND_KERNEL);
@@ -51,7 +55,7 @@ static void test_good(void)
 	CHECK_EQ_INT(p.daemon.exec_batch_ms, 0);
 	CHECK_EQ_INT(p.daemon.lock_budget.bytes, 64 << 20);
 	CHECK_EQ_INT(p.daemon.lock_recheck_sec, 5);
-	CHECK_EQ_INT(p.n_rules, 1);
+	CHECK_EQ_INT(p.n_rules, 2);
 	CHECK_STREQ(p.rules[0].name, "web");
 	CHECK_EQ_INT(p.rules[0].line, 10);
 	CHECK_STREQ(p.rules[0].match_unit[1], "*.web.service");
@@ -59,6 +63,8 @@ static void test_good(void)
 	CHECK_EQ_INT(p.rules[0].settings.protect, 1);
 	CHECK_EQ_INT(p.rules[0].settings.lock_budget.percent, 10);
 	CHECK_EQ_INT(budget_resolve(&p.rules[0].settings.lock_budget, 1000), 100);
+	CHECK(p.rules[0].settings.exec_protect_limit == 64ull << 20);
+	CHECK(p.rules[1].settings.exec_protect_limit == EXEC_PROTECT_LIMIT_MAX);
 	policy_done(&p);
 }
 
@@ -104,6 +110,9 @@ static void test_errors(void)
 		{ "[Rule a]\nMatchCgroup=system.slice\n", 2, "cgroup paths start with '/'" },
 		{ "[Rule a]\nLockBudget=12X\n", 2, "bytes (K, M, G, T suffix)" },
 		{ "[Rule a]\nLockBudget=101%\n", 2, "percentage of RAM" },
+		{ "[Rule a]\nExecProtectLimit=10%\n", 2, "bytes from 4K (K, M, G, T suffix) or max" },
+		{ "[Rule a]\nExecProtectLimit=1\n", 2, "bytes from 4K" },
+		{ "[Rule a]\nExecProtectLimit=0\n", 2, "bytes from 4K" },
 		{ "[Daemon]\nRescanDelaysMSec=100 50\n", 2, "rising delays" },
 		{ "[Daemon]\nReceiveBufferBytes=-5\n", 2, "bytes from 65536" },
 		{ "[Daemon]\nExecBatchMSec=1001\n", 2, "milliseconds from 0 (at once) to 1000" },
@@ -334,7 +343,7 @@ static void test_unit_section(void)
 	snprintf(text, sizeof(text), "[Service]\nExecStart=/x\n[X-ExecGuard]\nProtect=sometimes\nMatchUnit=x\n");
 	CHECK_EQ_INT(policy_parse_unit_buffer(&s, &errs, "u.conf", text, strlen(text)), 2);
 	CHECK(has_error(&errs, 4, "expected yes or no"));
-	CHECK(has_error(&errs, 5, "unknown key MatchUnit in [X-ExecGuard]; expected Protect or LockBudget"));
+	CHECK(has_error(&errs, 5, "unknown key MatchUnit in [X-ExecGuard]; expected Protect, LockBudget or ExecProtectLimit"));
 	policy_done(&errs);
 }
 

@@ -18,7 +18,7 @@ wait_for() {
 # started NAME: demo-NAME.service is past its start-up (every page of its
 # text used once): its first report is in the journal.
 started() { journalctl -u "demo-$1.service" -o cat --no-pager | grep -q '^requests '; }
-protected() { [ "$(cat /sys/fs/cgroup/demo.slice/demo-protected.service/memory.exec_protect 2>/dev/null)" = 1 ]; }
+protected() { [ "$(cat /sys/fs/cgroup/demo.slice/demo-protected.service/memory.exec_protect 2>/dev/null)" = max ]; }
 stat_of() { awk -v k="$2" '$1 == k {print $2}' "/sys/fs/cgroup/demo.slice/$1/memory.stat"; }
 
 cp -a "$stage/." /
@@ -89,7 +89,7 @@ say "(requests: served in the run; slowest: the slowest request after start-up)"
 # The demo is also a test: protection must show.
 p=$(stat_of demo-protected.service pgmajfault_exec)
 u=$(stat_of demo-plain.service pgmajfault_exec)
-if [ "$(cat /sys/fs/cgroup/demo.slice/demo-protected.service/memory.exec_protect)" = 1 ] &&
+if [ "$(cat /sys/fs/cgroup/demo.slice/demo-protected.service/memory.exec_protect)" = max ] &&
 	[ "${u:-0}" -ge 100 ] && [ "${p:-0}" -le $((u / 10)) ]; then
 	say "RESULT: protected service had $p text major faults, unprotected $u"
 	exit 0

@@ -42,9 +42,9 @@ check "execguardd.service starts" systemctl start execguardd
 say "execguardd ready after $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s"
 value_is() { [ "$(value "$1")" = "$2" ]; }
 systemctl start eg-web eg-batch
-wait_for 10 value_is system.slice/eg-web.service 1
-check "memory.exec_protect=1 on eg-web.service" test "$(value system.slice/eg-web.service)" = 1
-check "memory.exec_protect=1 on system.slice" test "$(value system.slice)" = 1
+wait_for 10 value_is system.slice/eg-web.service max
+check "memory.exec_protect=max on eg-web.service" test "$(value system.slice/eg-web.service)" = max
+check "memory.exec_protect=max on system.slice" test "$(value system.slice)" = max
 check "memory.exec_protect=0 on eg-batch.service" test "$(value system.slice/eg-batch.service)" = 0
 
 status_names_backend() {
@@ -87,8 +87,28 @@ wait_for 10 value_is system.slice/eg-web.service 0
 check "after daemon-reload with Protect=no: eg-web.service back to 0" test "$(value system.slice/eg-web.service)" = 0
 sed -i 's/Protect=no/Protect=yes/' /etc/systemd/system/eg-web.service.d/execguard.conf
 systemctl daemon-reload
-wait_for 10 value_is system.slice/eg-web.service 1
-check "after daemon-reload with Protect=yes: eg-web.service 1 again" test "$(value system.slice/eg-web.service)" = 1
+wait_for 10 value_is system.slice/eg-web.service max
+check "after daemon-reload with Protect=yes: eg-web.service max again" test "$(value system.slice/eg-web.service)" = max
+
+# A bound in the drop-in: the unit's file gets it, system.slice stays
+# max, and status shows the bound with what reclaim keeps.
+printf 'ExecProtectLimit=16M\n' >> /etc/systemd/system/eg-web.service.d/execguard.conf
+systemctl daemon-reload
+wait_for 10 value_is system.slice/eg-web.service 16777216
+check "ExecProtectLimit=16M: memory.exec_protect=16777216 on eg-web.service" value_is system.slice/eg-web.service 16777216
+check "ExecProtectLimit=16M: system.slice stays max" value_is system.slice max
+bound_in_status() {
+	execguardctl --json status | python3 -c '
+import json, sys
+units = json.load(sys.stdin)["units"]
+sys.exit(0 if any(u["unit"] == "eg-web.service" and u["state"].startswith("memory.exec_protect=16.0M, kept ") for u in units) else 1)'
+}
+check "execguardctl status: STATE memory.exec_protect=16.0M, kept ..." bound_in_status
+bound_in_status || execguardctl --json status | sed 's/^/E2E:   /' | head -n 20
+sed -i '/^ExecProtectLimit=/d' /etc/systemd/system/eg-web.service.d/execguard.conf
+systemctl daemon-reload
+wait_for 10 value_is system.slice/eg-web.service max
+check "ExecProtectLimit= removed: max again" value_is system.slice/eg-web.service max
 
 # A broken policy: reload is refused, the old one stays, the journal says why.
 mkdir -p /etc/execguard.d
@@ -98,7 +118,7 @@ bad_line_logged() { journalctl -u execguardd --no-pager | grep -q "/etc/execguar
 wait_for 10 bad_line_logged
 check "execguardd still active after a bad reload" systemctl is-active --quiet execguardd
 check "journal names the bad line" bad_line_logged
-check "old policy still in force" test "$(value system.slice/eg-web.service)" = 1
+check "old policy still in force" test "$(value system.slice/eg-web.service)" = max
 rm /etc/execguard.d/99-broken.conf
 
 # Killed: systemd restarts it and the state comes back.
@@ -109,7 +129,7 @@ check "systemd restarted execguardd after SIGKILL" systemctl is-active --quiet e
 # Active (Type=notify) means its initial scan is done; on the bus soon after.
 explain_agrees() { execguardctl explain "$pid" 2>/dev/null | grep -q eg-web.service; }
 wait_for 10 explain_agrees
-check "protection still in place after the restart" value_is system.slice/eg-web.service 1
+check "protection still in place after the restart" value_is system.slice/eg-web.service max
 check "execguardctl explain agrees after the restart" explain_agrees
 
 systemctl stop execguardd

@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# How often the memory.exec_protect OOM fallback still ends in an OOM
+# kill: the selftests' fallback run (MAPPERS tasks through 8 MiB of text
+# at once, protected and unprotected) repeated RUNS times in one VM on
+# the patched kernel, under each LRU, with the selftests' memory.max
+# (4M, plus --task-room per task after the first; the selftest gives
+# 128K) or another --limit. Prints one RESULT line per LRU: runs with an
+# OOM kill, runs with a failed task, average wall time.
+#
+# Usage: bench/fallback-oom.sh [--runs=N] [--mappers=N] [--limit=4M]
+#                              [--task-room=0] [--lru=classic,mglru]
+#        (as root; the kernel of kernel/build.sh, or $EXECGUARD_BZIMAGE)
+set -euo pipefail
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+runs=60 mappers=20 limit=4M room=0 lrus=classic,mglru
+for a in "$@"; do
+	case $a in
+	--runs=*) runs=${a#*=} ;;
+	--mappers=*) mappers=${a#*=} ;;
+	--limit=*) limit=${a#*=} ;;
+	--task-room=*) room=${a#*=} ;;
+	--lru=*) lrus=${a#*=} ;;
+	*) echo "usage: $0 [--runs=N] [--mappers=N] [--limit=4M] [--task-room=0] [--lru=classic,mglru]" >&2; exit 2 ;;
+	esac
+done
+[[ $runs =~ ^[0-9]+$ && $mappers =~ ^[0-9]+$ && $limit =~ ^[0-9]+[KMG]?$ && $room =~ ^[0-9]+[KMG]?$ ]] || {
+	echo "error: --runs and --mappers take numbers, --limit and --task-room bytes (K, M, G)" >&2
+	exit 2
+}
+room_bytes=$(numfmt --from=iec "$room")
+
+bzimage=${EXECGUARD_BZIMAGE:-$("$SRC/kernel/build.sh" | tail -n1)}
+kdir=${EXECGUARD_KERNEL_DIR:-/var/tmp/execguard-kernel}
+selftests=$kdir/src/tools/testing/selftests
+[ -f "$selftests/cgroup/test_exec_protect.c" ] || {
+	echo "error: no patched selftest source in $selftests (run kernel/build.sh)" >&2
+	exit 1
+}
+work=$(mktemp -d /var/tmp/fallback-oom.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+sed -e "s/^#define BIG_LIMIT\t.*/#define BIG_LIMIT\t\"$limit\"/" \
+	-e "s/^#define FALLBACK_TASK_ROOM\t.*/#define FALLBACK_TASK_ROOM\t$room_bytes/" \
+	"$selftests/cgroup/test_exec_protect.c" >"$work/test_exec_protect.c"
+gcc -O2 -w -pthread -I"$work" -I"$selftests" -I"$selftests/cgroup" -o "$work/fallback-oom" \
+	"$SRC/bench/fallback-oom.c" "$selftests/cgroup/cgroup_util.c"
+
+echo "# bench/fallback-oom.sh --runs=$runs --mappers=$mappers --limit=$limit --task-room=$room --lru=$lrus"
+echo "# kernel $bzimage"
+script="set -e"
+for lru in ${lrus//,/ }; do
+	case $lru in classic) v=n ;; mglru) v=y ;; *) echo "error: --lru: classic or mglru" >&2; exit 2 ;; esac
+	script+="; echo $v > /sys/kernel/mm/lru_gen/enabled; $work/fallback-oom $runs $mappers"
+done
+# An OOM kill prints a Call Trace, which vm-run.sh reports as a splat
+# (exit 126): here it is what is being counted, so the RESULT lines decide.
+"$SRC/tests/vm/vm-run.sh" --kernel "$bzimage" --mem 1G --disk 384M --timeout 3000 \
+	--log "$work/vm.log" -- bash -c "$script" >"$work/out" 2>&1 || true
+grep '^RESULT' "$work/out" || { tail -n 30 "$work/out"; echo "error: no result" >&2; exit 1; }

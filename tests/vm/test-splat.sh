@@ -5,7 +5,8 @@
 # VM test that relies on it (KASAN, lockdep, RCU stalls) cannot fail.
 # First the patterns (tests/vm/splat-patterns) against report lines of
 # each kind, as the kernel prints them, and against lines of a clean
-# KASAN+lockdep boot; then a VM whose command writes a report to
+# KASAN+lockdep boot; that oom-reports.awk (--allow-oom-kill) drops an OOM
+# kill's report and nothing after it; then a VM whose command writes a report to
 # /dev/kmsg must exit 126, and one that does not must exit 0; and a boot
 # that has not reached init within --boot-wait is tried once more, the
 # command's own status coming back.
@@ -79,6 +80,34 @@ done <<'CLEAN'
 # oom fallback: exit 0, oom_kill 0
 ok 6 test_exec_protect_oom_fallback
 CLEAN
+
+# --allow-oom-kill (oom-reports.awk): an OOM kill's report goes, Call
+# Trace and all; a report after it, or after one cut short, stays.
+oom_log='[   20.371683] test_exec_prote invoked oom-killer: gfp_mask=0x440dc0(GFP_KERNEL_ACCOUNT|__GFP_COMP|__GFP_ZERO), order=0, oom_score_adj=0
+[   20.377364] CPU: 0 UID: 0 PID: 129 Comm: test_exec_prote Not tainted 6.12.117+ #3
+[   20.377871] Call Trace:
+[   20.379713] RIP: 0033:0x559891d579a0
+[   20.577310] Memory cgroup out of memory: Killed process 127 (test_exec_prote) total-vm:10684kB, anon-rss:164kB, file-rss:6048kB
+# protected, 20 mapper(s): 1097 ms, 1 failed'
+if awk -f "$here/oom-reports.awk" <<<"$oom_log" | grep -Eq -f "$re"; then
+	echo "FAIL: an OOM kill report left a match after oom-reports.awk"
+	failed=$((failed + 1))
+fi
+if ! awk -f "$here/oom-reports.awk" <<<"$oom_log" | grep -q '^# protected, 20 mapper'; then
+	echo "FAIL: oom-reports.awk dropped a line after the report"
+	failed=$((failed + 1))
+fi
+if ! printf '%s\n%s\n' "$oom_log" '[   21.000000] BUG: KASAN: slab-use-after-free in x+0x1/0x2' |
+	awk -f "$here/oom-reports.awk" | grep -Eq -f "$re"; then
+	echo "FAIL: a report after an OOM kill report not detected with oom-reports.awk"
+	failed=$((failed + 1))
+fi
+if ! { echo '[   20.0] x invoked oom-killer: gfp_mask=0x0'; for _ in $(seq 400); do echo '[   20.1] line'; done
+	echo '[   21.0] BUG: soft lockup - CPU#1 stuck for 26s!'; } |
+	awk -f "$here/oom-reports.awk" | grep -Eq -f "$re"; then
+	echo "FAIL: an OOM kill report cut short hides what follows"
+	failed=$((failed + 1))
+fi
 
 [ "$failed" = 0 ] && echo "ok: the patterns tell reports from clean lines"
 

@@ -42,6 +42,9 @@
 #   --allow-splat     do not fail when the kernel log shows a BUG, WARNING,
 #                     KASAN, lockdep, RCU stall or hung task report
 #                     (tests/vm/splat-patterns)
+#   --allow-oom-kill  an OOM kill's report (and its Call Trace) is not a
+#                     splat: for commands that count OOM kills themselves
+#                     (memory.events); any other report still fails the run
 #   --quiet           do not copy the console to stderr
 #
 # Exit status: the command's; 124 on timeout; 125 when the VM did not
@@ -73,6 +76,7 @@ mode=init
 accel=${EXECGUARD_VM_ACCEL:-auto}
 log=
 allow_splat=false
+allow_oom_kill=false
 quiet=false
 copies=()
 
@@ -94,6 +98,7 @@ while [ $# -gt 0 ]; do
 	--accel) accel=$2; shift ;;
 	--log) log=$2; shift ;;
 	--allow-splat) allow_splat=true ;;
+	--allow-oom-kill) allow_oom_kill=true ;;
 	--quiet) quiet=true ;;
 	-h|--help) sed -n '3,56s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	--) shift; break ;;
@@ -390,11 +395,18 @@ patterns=$(dirname "${BASH_SOURCE[0]}")/splat-patterns
 [ -f "$patterns" ] || die "$patterns not found"
 grep -v -e '^#' -e '^$' "$patterns" >"$work/splat.re"
 tr -d '\r' <"$log" >"$work/console.txt"
+reports=$work/console.txt
+if $allow_oom_kill; then
+	awk -f "$(dirname "${BASH_SOURCE[0]}")/oom-reports.awk" "$work/console.txt" >"$work/console-no-oom.txt"
+	reports=$work/console-no-oom.txt
+	grep -q 'invoked oom-killer:' "$work/console.txt" &&
+		note "OOM kill report(s) in the kernel log, not counted as a splat (--allow-oom-kill)"
+fi
 splat=false
-if grep -Eq -f "$work/splat.re" "$work/console.txt"; then
+if grep -Eq -f "$work/splat.re" "$reports"; then
 	splat=true
 	note "kernel log shows a splat:"
-	grep -E -m10 -f "$work/splat.re" "$work/console.txt" >&2
+	grep -E -m10 -f "$work/splat.re" "$reports" >&2
 fi
 if [ -f "$work/console-boot1.txt" ] &&
 	grep -E -f "$work/splat.re" "$work/console-boot1.txt" | grep -vEq 'rcu|RCU|Call Trace:'; then

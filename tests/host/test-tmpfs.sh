@@ -11,7 +11,7 @@ A=execguard-tmpfs-$$
 new_cgroup "$A"
 mkdir "$T/shm"
 mount -t tmpfs -o size=8M execguard-tmpfs "$T/shm" || skip "cannot mount a tmpfs"
-on_exit 'kill -9 "${KIDS[@]}" 2>/dev/null; wait 2>/dev/null; umount "$T/shm" 2>/dev/null'
+on_exit 'kill_own "${KIDS[@]}"; wait 2>/dev/null; umount "$T/shm" 2>/dev/null'
 cp /usr/bin/sleep "$T/shm/sleep-on-tmpfs"
 write_conf <<CONF
 [Daemon]

@@ -52,17 +52,19 @@ need_dbus() {
 # hooks run newest first.
 on_exit() { EXIT_HOOKS+=("$1"); }
 
-# kill_own PID...: SIGKILL those that are still this shell's children. A
+# kill_own [-SIGNAL] PID...: signal (default SIGKILL) those that are
+# still this shell's children. A
 # PID kept from earlier may belong to another process by now: tests here
 # make the kernel reuse PIDs at once (ns_last_pid, tens of thousands of
 # forks), and a suite running beside this one lost its daemon to a stale
 # kill -9 from another test's clean-up.
 kill_own() {
-	local k stat fields
+	local k stat fields sig=-KILL
+	case ${1:-} in -*) sig=$1; shift ;; esac
 	for k; do
 		read -r stat 2>/dev/null < "/proc/$k/stat" || continue
 		read -ra fields <<< "${stat##*) }" # state ppid ...
-		[ "${fields[1]}" = "$$" ] && kill -9 "$k" 2>/dev/null
+		[ "${fields[1]}" = "$$" ] && kill "$sig" "$k" 2>/dev/null
 	done
 	return 0
 }

@@ -13,7 +13,7 @@ LK_PIDS=()
 
 lk_cleanup() {
 	local p
-	for p in "${LK_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	for p in "${LK_PIDS[@]}"; do kill_own -TERM "$p"; wait "$p" 2>/dev/null; done
 	if [ -n "${DRV_PID:-}" ]; then
 		echo quit >&"${DRV[1]}" 2>/dev/null
 		wait "$DRV_PID" 2>/dev/null
@@ -117,7 +117,7 @@ lk_grow() {
 }
 
 lk_stop() {
-	kill "$1" 2>/dev/null
+	kill_own -TERM "$1"
 	wait "$1" 2>/dev/null
 	return 0
 }

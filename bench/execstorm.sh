@@ -109,6 +109,9 @@ empty_cgroup() {
 
 cleanup() {
 	local rc=$?
+	# a child forked for "cmd &" and signalled before its exec runs this
+	# inherited trap too (bash): only this script's own shell cleans up
+	[ "$BASHPID" = "$$" ] || exit "$rc"
 	trap '' INT TERM HUP
 	set +e
 	stop_daemon

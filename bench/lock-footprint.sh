@@ -44,6 +44,9 @@ PIDS=()
 LOOP=
 cleanup() {
 	local p
+	# a child forked for "cmd &" and signalled before its exec runs this
+	# inherited trap too (bash): only this script's own shell cleans up
+	[ "$BASHPID" = "$$" ] || return 0
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	[ -n "${DRV_PID:-}" ] && { echo quit >&"${DRV[1]}"; wait "$DRV_PID"; } 2>/dev/null
 	if [ -n "$LOOP" ]; then

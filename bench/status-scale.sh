@@ -48,6 +48,9 @@ S=execguard-bench-status-$$.slice
 T=$(mktemp -d /tmp/execguard-status-XXXXXX)
 daemon= bus= spawners=() load=
 cleanup() {
+	# a child forked for "cmd &" and signalled before its exec runs this
+	# inherited trap too (bash): only this script's own shell cleans up
+	[ "$BASHPID" = "$$" ] || return 0
 	set +e
 	[ -n "$load" ] && kill "$load" 2>/dev/null
 	[ -n "$daemon" ] && kill -TERM "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null

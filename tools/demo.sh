@@ -42,6 +42,9 @@ etc=$(mktemp -d /tmp/execguard-demo-XXXXXX)
 slice="$cg2/execguard-demo.slice"
 daemon=
 cleanup() {
+	# a child forked for "cmd &" and signalled before its exec runs this
+	# inherited trap too (bash): only this script's own shell cleans up
+	[ "$BASHPID" = "$$" ] || return 0
 	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
 	for s in web.service batch.service; do
 		if [ -f "$slice/$s/cgroup.procs" ]; then

@@ -53,11 +53,9 @@ need_dbus() {
 on_exit() { EXIT_HOOKS+=("$1"); }
 
 # kill_own [-SIGNAL] PID...: signal (default SIGKILL) those that are
-# still this shell's children. A
-# PID kept from earlier may belong to another process by now: tests here
-# make the kernel reuse PIDs at once (ns_last_pid, tens of thousands of
-# forks), and a suite running beside this one lost its daemon to a stale
-# kill -9 from another test's clean-up.
+# still this shell's children. A PID kept from earlier may belong to
+# another process by now: tests here make the kernel reuse PIDs at once
+# (ns_last_pid, tens of thousands of forks).
 kill_own() {
 	local k stat fields sig=-KILL
 	case ${1:-} in -*) sig=$1; shift ;; esac
@@ -91,6 +89,11 @@ cleanup() {
 
 on_exit_run() {
 	local rc=$? i
+	# Only the test's own shell cleans up. A child forked for "cmd &"
+	# that is signalled before it execs runs the inherited EXIT trap
+	# (bash), and would kill the test's daemon and remove its cgroups
+	# while the test goes on: reuse_pid's kill of an unwanted PID did.
+	[ "$BASHPID" = "$$" ] || exit "$rc"
 	for ((i = ${#EXIT_HOOKS[@]} - 1; i >= 0; i--)); do eval "${EXIT_HOOKS[i]}"; done
 	cleanup
 	# A failure recorded with fail_later fails the test however it ended

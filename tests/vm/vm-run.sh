@@ -131,6 +131,9 @@ done
 work=$(mktemp -d /tmp/execguard-vm.XXXXXX)
 qpid=
 cleanup() {
+	# a child forked for "cmd &" and signalled before its exec runs this
+	# inherited trap too (bash): only this script's own shell cleans up
+	[ "$BASHPID" = "$$" ] || return 0
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null || true
 	rm -rf "$work"
 }

@@ -168,16 +168,24 @@ uint64_t read_cgroup_majflt(int cgroup_root_fd, const char *cgroup, const char *
 	return STAT_UNKNOWN;
 }
 
-uint64_t read_cgroup_breaches(int cgroup_root_fd, const char *cgroup)
+/* The value of key in a "key value" file of cgroup; STAT_UNKNOWN when the
+ * file or the key is absent. */
+static uint64_t read_cgroup_key(int cgroup_root_fd, const char *cgroup, const char *file,
+				const char *key)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
 	uint64_t v;
 
-	if (cgroup_file(cgroup_root_fd, cgroup, "memory.events", &buf, &len) < 0 ||
-	    procfs_field_u64(buf, len, "exec_protect_breach", ' ', &v) < 0)
+	if (cgroup_file(cgroup_root_fd, cgroup, file, &buf, &len) < 0 ||
+	    procfs_field_u64(buf, len, key, ' ', &v) < 0)
 		return STAT_UNKNOWN;
 	return v;
+}
+
+uint64_t read_cgroup_breaches(int cgroup_root_fd, const char *cgroup)
+{
+	return read_cgroup_key(cgroup_root_fd, cgroup, "memory.events", "exec_protect_breach");
 }
 
 bool exec_protect_is_off(const char *value)
@@ -225,12 +233,5 @@ int read_exec_protect_effective(int cgroup_root_fd, const char *cgroup, uint64_t
 
 uint64_t read_cgroup_exec_kept(int cgroup_root_fd, const char *cgroup)
 {
-	_cleanup_free_ char *buf = NULL;
-	size_t len;
-	uint64_t v;
-
-	if (cgroup_file(cgroup_root_fd, cgroup, "memory.stat", &buf, &len) < 0 ||
-	    procfs_field_u64(buf, len, "exec_protect_kept", ' ', &v) < 0)
-		return STAT_UNKNOWN;
-	return v;
+	return read_cgroup_key(cgroup_root_fd, cgroup, "memory.stat", "exec_protect_kept");
 }

@@ -116,6 +116,7 @@ static void test_effective(void)
 	CHECK_EQ_INT(read_cgroup_breaches(dfd, "/s.slice/a.service"), 3);
 	CHECK(read_cgroup_breaches(dfd, "/s.slice") == STAT_UNKNOWN);
 	unlinkat(dfd, "s.slice/a.service/memory.events", 0);
+	unlinkat(dfd, "s.slice/a.service/memory.stat", 0);
 	unlinkat(dfd, "s.slice/a.service/memory.exec_protect", 0);
 	unlinkat(dfd, "s.slice/memory.exec_protect", 0);
 	unlinkat(dfd, "s.slice/a.service", AT_REMOVEDIR);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The man pages and the catalog cannot drift from the code: every option
 # --help prints, every policy key the parser accepts, every D-Bus member
-# and every MESSAGE_ID must be in them.
+# and every MESSAGE_ID must be in them; the man page's containers
+# example is the tested drop-in.
 set -u
 SRC=${SRC:?set by meson}
 EXECGUARDD=${EXECGUARDD:?set by meson}
@@ -47,6 +48,15 @@ done
 for id in $(grep -ohE '#define MID_[A-Z_]+ "[0-9a-f]{32}"' "$SRC"/daemon/*.[ch] | grep -oE '[0-9a-f]{32}' | sort -u); do
 	grep -q -- "^-- $id\$" "$SRC/catalog/execguard.catalog" || miss execguard.catalog "MESSAGE_ID $id"
 done
+
+# The containers example in execguard.conf(5) is the tested drop-in
+# (test-policy loads conf/examples/containers.conf): the same rules.
+rules() { grep -v '^#' | grep -v '^$'; }
+if ! diff <(rules < "$SRC/conf/examples/containers.conf") \
+	<(sed -n '/^# \/etc\/execguard.d\/containers.conf/,/^```/p' "$SRC/man/execguard.conf.5.scd" | grep -v '^```' | rules) > /dev/null; then
+	echo "FAIL: execguard.conf.5.scd's containers example differs from conf/examples/containers.conf"
+	bad=1
+fi
 
 [ $bad = 0 ] && echo "PASS: man pages and catalog cover the options, keys, bus members and message ids"
 exit $bad

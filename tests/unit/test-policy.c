@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "policy.h"
 #include "test.h"
 #include "util.h"
@@ -427,5 +428,65 @@ static void test_escaped_names(void)
 	policy_done(&p);
 }
 
+/* conf/examples/containers.conf, as execguard.conf(5) EXAMPLES shows it:
+ * the cgroup paths Docker, podman and Kubernetes (systemd cgroup driver)
+ * create, each under the unit cgroup_path_to_unit() gives it. */
+static void test_container_examples(void)
+{
+	static const struct {
+		const char *unit, *cgroup, *rule;
+		bool protect;
+	} cases[] = {
+		{ "docker-0123abcd.scope", "/system.slice/docker-0123abcd.scope", "docker", true },
+		{ NULL, "/docker/0123abcd", "docker-cgroupfs", true },
+		{ "libpod-0123abcd.scope", "/machine.slice/libpod-0123abcd.scope", "podman", true },
+		{ "libpod-0123abcd.scope", "/machine.slice/libpod-0123abcd.scope/container", "podman", true },
+		{ "libpod-conmon-0123abcd.scope", "/machine.slice/libpod-conmon-0123abcd.scope", "podman-conmon",
+		  false },
+		{ "user@1000.service",
+		  "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-0123abcd.scope", "podman-rootless",
+		  true },
+		{ "user@1000.service", "/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service",
+		  "default", false },
+		{ "cri-containerd-0123abcd.scope",
+		  "/kubepods.slice/kubepods-pod1a2b_3c4d.slice/cri-containerd-0123abcd.scope", "k8s-guaranteed",
+		  true },
+		{ "crio-0123abcd.scope",
+		  "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b_3c4d.slice/crio-0123abcd.scope",
+		  "k8s-burstable", true },
+		{ "cri-containerd-0123abcd.scope",
+		  "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1a2b_3c4d.slice/"
+		  "cri-containerd-0123abcd.scope",
+		  "default", false },
+		{ "nginx.service", "/system.slice/nginx.service", "default", false },
+	};
+	const char *root = getenv("EXECGUARD_SOURCE_ROOT");
+	char path[4096];
+	struct policy p;
+
+	CHECK(root != NULL);
+	if (!root)
+		return;
+	snprintf(path, sizeof(path), "%s/conf/examples/containers.conf", root);
+	policy_init(&p);
+	CHECK_EQ_INT(policy_load(&p, path, NULL, false), 0);
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		struct policy_decision d = decide(&p, cases[i].unit, cases[i].cgroup, "/usr/bin/x", NULL);
+		char *unit = NULL;
+
+		if (d.protect != cases[i].protect || strcmp(d.protect_source, cases[i].rule) != 0)
+			fprintf(stderr, "  %s: protect %d by %s\n", cases[i].cgroup, d.protect, d.protect_source);
+		CHECK(d.protect == cases[i].protect);
+		CHECK_STREQ(d.protect_source, cases[i].rule);
+		/* The unit each case names is the one the daemon derives. */
+		if (cgroup_path_to_unit(cases[i].cgroup, &unit) == 0)
+			CHECK_STREQ(unit, cases[i].unit);
+		else
+			CHECK(cases[i].unit == NULL);
+		free(unit);
+	}
+	policy_done(&p);
+}
+
 TEST_MAIN(test_good, test_dependent_keys, test_errors, test_long_line_and_nul, test_precedence, test_unit_section,
-	  test_load_files, test_escaped_names, test_list_keys)
+	  test_load_files, test_escaped_names, test_list_keys, test_container_examples)

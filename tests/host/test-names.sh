@@ -93,7 +93,9 @@ pass "a tree 60 levels deep: the whole chain set and cleared"
 [ -w /proc/sys/kernel/ns_last_pid ] || skip "cannot choose PIDs (ns_last_pid)"
 reuse_pid() { # CGROUP: start sleep in CGROUP under the PID $want; 0 if it got it
 	local i
-	for i in 1 2 3 4 5; do
+	# Another process can fork between the write and ours (a suite
+	# running beside this one): try again, many times; a miss costs a fork.
+	for ((i = 0; i < 200; i++)); do
 		echo $((want - 1)) > /proc/sys/kernel/ns_last_pid
 		sh -c 'echo $$ > "$0/cgroup.procs" && exec sleep 60' "$CG2/$1" &
 		LAST_PID=$!

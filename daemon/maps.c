@@ -169,49 +169,113 @@ static int classify(const char *name, size_t len, bool escaped, uint64_t inode,
 	return 0;
 }
 
+/* The fields before the name: "start-end perms offset major:minor inode". */
+struct maps_head {
+	uint64_t start, end, offset, major, minor, inode;
+	char perms[4];
+};
+
+static int parse_head(const char **p, const char *end, struct maps_head *h)
+{
+	if (parse_hex(p, end, &h->start) < 0 || expect_char(p, end, '-') < 0 ||
+	    parse_hex(p, end, &h->end) < 0 || expect_char(p, end, ' ') < 0)
+		return -EINVAL;
+	if (end - *p < 5)
+		return -EINVAL;
+	memcpy(h->perms, *p, 4);
+	*p += 4;
+	if (expect_char(p, end, ' ') < 0 || parse_hex(p, end, &h->offset) < 0 ||
+	    expect_char(p, end, ' ') < 0 || parse_hex(p, end, &h->major) < 0 ||
+	    expect_char(p, end, ':') < 0 || parse_hex(p, end, &h->minor) < 0 ||
+	    expect_char(p, end, ' ') < 0 || parse_dec(p, end, &h->inode) < 0)
+		return -EINVAL;
+	if (h->end < h->start || h->major > UINT32_MAX || h->minor > UINT32_MAX)
+		return -EINVAL;
+	if ((h->perms[0] != 'r' && h->perms[0] != '-') || (h->perms[1] != 'w' && h->perms[1] != '-') ||
+	    (h->perms[2] != 'x' && h->perms[2] != '-') || (h->perms[3] != 'p' && h->perms[3] != 's'))
+		return -EINVAL;
+	return 0;
+}
+
 int maps_parse_line(const char *line, size_t len, struct exec_mapping *ret)
 {
 	const char *p = line, *end = line + len;
-	uint64_t start, stop, offset, major, minor, inode;
-	char perms[4];
+	struct maps_head h;
 	int r;
 
 	if (len > 0 && line[len - 1] == '\n')
 		end--;
-
-	if ((r = parse_hex(&p, end, &start)) < 0 || (r = expect_char(&p, end, '-')) < 0 ||
-	    (r = parse_hex(&p, end, &stop)) < 0 || (r = expect_char(&p, end, ' ')) < 0)
+	if (parse_head(&p, end, &h) < 0)
 		return -EINVAL;
-	if (end - p < 5)
-		return -EINVAL;
-	memcpy(perms, p, 4);
-	p += 4;
-	if (expect_char(&p, end, ' ') < 0 || parse_hex(&p, end, &offset) < 0 ||
-	    expect_char(&p, end, ' ') < 0 || parse_hex(&p, end, &major) < 0 ||
-	    expect_char(&p, end, ':') < 0 || parse_hex(&p, end, &minor) < 0 ||
-	    expect_char(&p, end, ' ') < 0 || parse_dec(&p, end, &inode) < 0)
-		return -EINVAL;
-	if (stop < start || major > UINT32_MAX || minor > UINT32_MAX)
-		return -EINVAL;
-	if ((perms[0] != 'r' && perms[0] != '-') || (perms[1] != 'w' && perms[1] != '-') ||
-	    (perms[2] != 'x' && perms[2] != '-') || (perms[3] != 'p' && perms[3] != 's'))
-		return -EINVAL;
-	if (perms[2] != 'x')
+	if (h.perms[2] != 'x')
 		return 0;
 	if (p < end && *p != ' ')
 		return -EINVAL;
 	skip_spaces(&p, end);
 
 	*ret = (struct exec_mapping){
-		.start = start,
-		.end = stop,
-		.offset = offset,
-		.inode = inode,
-		.dev_major = (uint32_t)major,
-		.dev_minor = (uint32_t)minor,
+		.start = h.start,
+		.end = h.end,
+		.offset = h.offset,
+		.inode = h.inode,
+		.dev_major = (uint32_t)h.major,
+		.dev_minor = (uint32_t)h.minor,
 	};
-	r = classify(p, (size_t)(end - p), true, inode, ret);
+	r = classify(p, (size_t)(end - p), true, h.inode, ret);
 	return r < 0 ? r : 1;
+}
+
+int maps_find_identity(const char *buf, size_t len, uint64_t addr, struct file_identity *ret)
+{
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *q = p;
+		struct maps_head h;
+
+		if (!eol)
+			eol = end;
+		if (parse_head(&q, eol, &h) < 0)
+			return -EINVAL;
+		if (h.start <= addr && addr < h.end) {
+			*ret = (struct file_identity){
+				.dev_major = (uint32_t)h.major,
+				.dev_minor = (uint32_t)h.minor,
+				.inode = h.inode,
+			};
+			return 0;
+		}
+		p = eol + 1;
+	}
+	return -ENOENT;
+}
+
+int maps_identity_at(uint64_t addr, struct file_identity *ret)
+{
+	_cleanup_close_ int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	_cleanup_free_ char *buf = NULL;
+	struct procmap_query q = { .size = sizeof(q), .query_addr = addr };
+	size_t len;
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, PROCMAP_QUERY, &q) == 0) {
+		*ret = (struct file_identity){
+			.dev_major = q.dev_major,
+			.dev_minor = q.dev_minor,
+			.inode = q.inode,
+		};
+		return 0;
+	}
+	if (errno != ENOTTY && errno != EINVAL)
+		return -errno;
+	/* Before 6.11: the text. */
+	r = read_file_at(AT_FDCWD, "/proc/self/maps", 64 << 20, &buf, &len);
+	if (r < 0)
+		return r;
+	return maps_find_identity(buf, len, addr, ret);
 }
 
 int exec_mappings_append(struct exec_mappings *m, const struct exec_mapping *item)

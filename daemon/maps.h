@@ -42,6 +42,20 @@ int maps_parse_buffer(const char *buf, size_t len, struct exec_mappings *out);
  * use_query is non-NULL it caches whether the ioctl works. */
 int maps_read(int proc_pid_fd, bool *use_query, struct exec_mappings *out);
 
+/* A mapped file as maps shows it: for a file on a stacking file system
+ * (overlayfs) the real file's device and inode, which differ from what
+ * fstat() of it says. */
+struct file_identity {
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+};
+
+/* The identity of the mapping of this process at addr: PROCMAP_QUERY
+ * (6.11+) or the text of /proc/self/maps. */
+int maps_identity_at(uint64_t addr, struct file_identity *ret);
+/* The same from maps text, any mapping (pure); -ENOENT if none covers addr. */
+int maps_find_identity(const char *buf, size_t len, uint64_t addr, struct file_identity *ret);
+
 /* Sum of (end - start) over the file-backed entries. */
 uint64_t exec_mappings_file_bytes(const struct exec_mappings *m);
 

@@ -9,8 +9,10 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "lockset.h"
+#include "maps.h"
 #include "procfs.h"
 #include "residency.h"
 #include "util.h"
@@ -55,6 +57,27 @@ static int open_by_path(const char *path)
 	return fd >= 0 ? (int)fd : -errno;
 }
 
+/* Whether fd is the file of mapping m as the kernel maps it. fstat() of a
+ * file on overlayfs (containers, a live system's root) gives the overlay's
+ * device and inode, while maps names the real file under it; mapping a
+ * page of fd and asking the kernel what it mapped gives the same identity
+ * maps gives, on any file system. */
+static bool maps_as_mapping(int fd, const struct exec_mapping *m)
+{
+	struct file_identity id;
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+	int r;
+
+	p = mmap(NULL, (size_t)page, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return false;
+	r = maps_identity_at((uint64_t)(uintptr_t)p, &id);
+	munmap(p, (size_t)page);
+	return r >= 0 && id.dev_major == m->dev_major && id.dev_minor == m->dev_minor &&
+	       id.inode == m->inode;
+}
+
 static int check_file(int fd, const struct exec_mapping *m, const char **ret_why)
 {
 	struct statfs sfs;
@@ -68,8 +91,9 @@ static int check_file(int fd, const struct exec_mapping *m, const char **ret_why
 		*ret_why = "not a regular file";
 		return -EBADF;
 	}
-	if (major(st.st_dev) != m->dev_major || minor(st.st_dev) != m->dev_minor ||
-	    (uint64_t)st.st_ino != m->inode) {
+	if ((major(st.st_dev) != m->dev_major || minor(st.st_dev) != m->dev_minor ||
+	     (uint64_t)st.st_ino != m->inode) &&
+	    !maps_as_mapping(fd, m)) {
 		*ret_why = "device or inode differ from the mapping (file replaced?)";
 		return -ESTALE;
 	}

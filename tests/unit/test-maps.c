@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "maps.h"
@@ -170,5 +171,37 @@ static void test_memfd_live(void)
 	close(mfd);
 }
 
+/* The identity of any mapping at an address, from text and live: the
+ * lock backend's check for files on overlayfs. */
+static void test_identity(void)
+{
+	const char *text = "00400000-00452000 r-xp 00000000 08:02 173521 /usr/bin/dbus-daemon\n"
+			   "00651000-00652000 rw-p 00051000 08:02 173521 /usr/bin/dbus-daemon\n"
+			   "7f0000000000-7f0000001000 r--s 00000000 00:2a 99 /data file\n";
+	struct file_identity id = { 0 };
+	struct stat st;
+	void *p;
+	int fd;
+
+	CHECK_EQ_INT(maps_find_identity(text, strlen(text), 0x651000, &id), 0);
+	CHECK(id.dev_major == 8 && id.dev_minor == 2 && id.inode == 173521);
+	CHECK_EQ_INT(maps_find_identity(text, strlen(text), 0x7f0000000fff, &id), 0);
+	CHECK(id.dev_major == 0 && id.dev_minor == 0x2a && id.inode == 99);
+	CHECK_EQ_INT(maps_find_identity(text, strlen(text), 0x452000, &id), -ENOENT);
+	CHECK_EQ_INT(maps_find_identity(text, strlen(text) - 1, 0x7f0000000000, &id), 0);
+	CHECK_EQ_INT(maps_find_identity("garbage\n", 8, 0, &id), -EINVAL);
+
+	/* Live: a file of ours, as fstat() sees it on a plain file system. */
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && fstat(fd, &st) == 0);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(p != MAP_FAILED);
+	CHECK_EQ_INT(maps_identity_at((uint64_t)(uintptr_t)p, &id), 0);
+	CHECK_EQ_INT(id.inode, st.st_ino);
+	CHECK_EQ_INT(maps_identity_at((uint64_t)(uintptr_t)p + 4096 * 1024 * 1024ULL, &id) < 0, 1);
+	munmap(p, 4096);
+	close(fd);
+}
+
 TEST_MAIN(test_plain, test_not_exec, test_odd_paths, test_malformed, test_buffer,
-	  test_self_both_ways, test_memfd_live)
+	  test_self_both_ways, test_memfd_live, test_identity)

@@ -6,17 +6,8 @@ set -u
 stage=${1:?}
 # Waits are this many times longer (10 on the KASAN+lockdep kernel)
 slow=${2:-1}
-failed=0
-say() { echo "E2E: $*"; }
-ok() { say "PASS: $*"; }
-bad() { say "FAIL: $*"; failed=$((failed + 1)); }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib-inside.sh"
 value() { cat "/sys/fs/cgroup/$1/memory.exec_protect" 2>/dev/null || echo missing; }
-wait_for() { # SECONDS CMD...: until CMD succeeds
-	local n=$(($1 * 10 * slow)); shift
-	while [ $n -gt 0 ]; do "$@" && return 0; sleep 0.1; n=$((n - 1)); done
-	return 1
-}
 
 cp -a "$stage/." /
 systemctl daemon-reload
@@ -135,9 +126,4 @@ check "execguardctl explain agrees after the restart" explain_agrees
 systemctl stop execguardd
 check "a clean stop clears what it set" test "$(value system.slice/eg-web.service)" = 0
 
-if [ "$failed" -gt 0 ]; then
-	say "journalctl -u execguardd (last 30 lines):"
-	journalctl -u execguardd --no-pager -o short-monotonic 2>&1 | tail -n 30 | sed 's/^/E2E:   /'
-fi
-say "$failed failed"
-exit $((failed > 0))
+finish

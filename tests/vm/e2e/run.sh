@@ -5,10 +5,11 @@
 # service with an [X-ExecGuard] drop-in and one without; systemctl,
 # journalctl and execguardctl as a user would run them (inside.sh).
 #
-# Usage: tests/vm/e2e/run.sh [--debug] BUILD-DIR   (a meson build of this tree)
+# Usage: tests/vm/e2e/run.sh [--debug] [--lock] BUILD-DIR   (a meson build of this tree)
 #   --debug  on the KASAN+lockdep kernel (kernel/build.sh --debug), with
 #            its kernel command line and longer waits; any KASAN, lockdep,
 #            RCU stall or WARNING report fails the run (vm-run.sh)
+#   --lock   the lock backend under the shipped unit (inside-lock.sh)
 # The kernel is $EXECGUARD_BZIMAGE or what kernel/build.sh [--debug] prints.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -26,7 +27,12 @@ if [ "${1:-}" = --debug ]; then
 	slow=10
 	shift
 fi
-build=${1:?usage: $0 [--debug] BUILD-DIR}
+inside=inside.sh
+if [ "${1:-}" = --lock ]; then
+	inside=inside-lock.sh
+	shift
+fi
+build=${1:?usage: $0 [--debug] [--lock] BUILD-DIR}
 
 command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 not installed"; exit 77; }
 bzimage=${EXECGUARD_BZIMAGE:-$("$repo/kernel/build.sh" "${build_args[@]}" | tail -n 1)}
@@ -36,13 +42,13 @@ bzimage=${EXECGUARD_BZIMAGE:-$("$repo/kernel/build.sh" "${build_args[@]}" | tail
 stage=$(mktemp -d /var/tmp/execguard-e2e-XXXXXX)
 trap 'rm -rf "$stage"' EXIT
 DESTDIR="$stage/root" meson install -C "$build" --quiet --no-rebuild >/dev/null
-cp "$here/inside.sh" "$stage/inside.sh"
+cp "$here/$inside" "$here/lib-inside.sh" "$stage/"
 [ -x "$stage/root/usr/sbin/execguardd" ] || { echo "FAIL: meson install did not install /usr/sbin/execguardd (build with -Dprefix=/usr)"; exit 1; }
 
 start=$(date +%s)
 rc=0
 "$repo/tests/vm/vm-run.sh" --kernel "$bzimage" --mode systemd --mem 1G "${vm_args[@]}" \
-	--log "$stage/console.log" --quiet -- bash "$stage/inside.sh" "$stage/root" "$slow" || rc=$?
+	--log "$stage/console.log" --quiet -- bash "$stage/$inside" "$stage/root" "$slow" || rc=$?
 sed -n '/^E2E: /p' "$stage/console.log" | sed 's/^E2E: //'
 echo "VM run: $(($(date +%s) - start)) s, exit $rc"
 exit $rc

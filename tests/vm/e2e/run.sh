@@ -5,11 +5,13 @@
 # service with an [X-ExecGuard] drop-in and one without; systemctl,
 # journalctl and execguardctl as a user would run them (inside.sh).
 #
-# Usage: tests/vm/e2e/run.sh [--debug] [--lock] BUILD-DIR   (a meson build of this tree)
+# Usage: tests/vm/e2e/run.sh [--debug] [--lock | --unpatched] BUILD-DIR   (a meson build of this tree)
 #   --debug  on the KASAN+lockdep kernel (kernel/build.sh --debug), with
 #            its kernel command line and longer waits; any KASAN, lockdep,
 #            RCU stall or WARNING report fails the run (vm-run.sh)
 #   --lock   the lock backend under the shipped unit (inside-lock.sh)
+#   --unpatched  the same on the kernel without the series
+#            (kernel/build.sh --unpatched), with Backend=auto
 # The kernel is $EXECGUARD_BZIMAGE or what kernel/build.sh [--debug] prints.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -17,22 +19,28 @@ repo=$(cd "$here/../../.." && pwd)
 build_args=()
 vm_args=(--timeout 600)
 slow=1
-if [ "${1:-}" = --debug ]; then
-	build_args=(--debug)
-	# As tests/vm/run-selftests.sh --debug: PCI interrupt routing from
-	# the PIR table (ACPI's AML times out under KASAN in TCG), no RCU
-	# stall reports for the emulation's slowness; and the checks inside
-	# wait ten times longer
-	vm_args=(--timeout 3000 --append "acpi=noirq rcupdate.rcu_cpu_stall_timeout=300")
-	slow=10
-	shift
-fi
 inside=inside.sh
-if [ "${1:-}" = --lock ]; then
-	inside=inside-lock.sh
+backend=lock
+while [ $# -gt 1 ]; do
+	case $1 in
+	--debug)
+		build_args=(--debug)
+		# As tests/vm/run-selftests.sh --debug: PCI interrupt routing from
+		# the PIR table (ACPI's AML times out under KASAN in TCG), no RCU
+		# stall reports for the emulation's slowness; and the checks inside
+		# wait ten times longer
+		vm_args=(--timeout 3000 --append "acpi=noirq rcupdate.rcu_cpu_stall_timeout=300")
+		slow=10
+		;;
+	--lock) inside=inside-lock.sh ;;
+	# The lock run on the kernel without the series, where Backend=auto
+	# must choose the lock backend by itself.
+	--unpatched) build_args=(--unpatched) inside=inside-lock.sh backend=auto ;;
+	*) echo "usage: $0 [--debug] [--lock | --unpatched] BUILD-DIR" >&2; exit 2 ;;
+	esac
 	shift
-fi
-build=${1:?usage: $0 [--debug] [--lock] BUILD-DIR}
+done
+build=${1:?usage: $0 [--debug] [--lock | --unpatched] BUILD-DIR}
 
 command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 not installed"; exit 77; }
 bzimage=${EXECGUARD_BZIMAGE:-$("$repo/kernel/build.sh" "${build_args[@]}" | tail -n 1)}
@@ -48,7 +56,7 @@ cp "$here/$inside" "$here/lib-inside.sh" "$stage/"
 start=$(date +%s)
 rc=0
 "$repo/tests/vm/vm-run.sh" --kernel "$bzimage" --mode systemd --mem 1G "${vm_args[@]}" \
-	--log "$stage/console.log" --quiet -- bash "$stage/$inside" "$stage/root" "$slow" || rc=$?
+	--log "$stage/console.log" --quiet -- bash "$stage/$inside" "$stage/root" "$slow" "$backend" || rc=$?
 sed -n '/^E2E: /p' "$stage/console.log" | sed 's/^E2E: //'
 echo "VM run: $(($(date +%s) - start)) s, exit $rc"
 exit $rc

@@ -22,9 +22,10 @@ MID_LOCK_MLOCK_FAILED=3362eb49aa7d43a5ba17ef4342bb2299
 MID_LOOK_FAILED=78f1e4aed68d47459ee37534a9f7796d
 
 cp -a "$stage/." /
+mkdir -p /etc/execguard.d
+cp /usr/share/doc/execguard/examples/containers.conf /etc/execguard.d/
 # A reserve far above what is left during the squeeze below, and a short
 # calm period, so that the test does not wait long.
-mkdir -p /etc/execguard.d
 cat > /etc/execguard.d/50-e2e-lock.conf <<CONF
 [Daemon]
 Backend=$backend
@@ -129,6 +130,15 @@ wait_for 30 relocked
 check "locked again after the calm period ($(unit_locked) bytes, LOCK_RELOCKED)" relocked
 wait_for 10 agree
 check "execguardd's VmLck and execguardctl agree again" agree
+
+# A podman container, matched by its scope (the containers example): its
+# text is locked too (from the container's storage, an overlay here).
+ctr_locked() { [ "$(unit_field "$ctr_scope" locked_bytes)" -gt 0 ] 2> /dev/null; }
+if podman_start; then
+	wait_for 30 ctr_locked
+	check "podman container: $ctr_scope's text locked ($(unit_field "$ctr_scope" locked_bytes) bytes)" ctr_locked
+	podman_stop
+fi
 
 # Nothing the sandbox or the capability set denied: a system call the
 # filter refuses fails with EPERM, a missing capability with EPERM or

@@ -16,8 +16,10 @@
 # are in the "selftests" directory next to it. Everything else goes to
 # stderr.
 #
-# Usage: kernel/build.sh [--debug] [--jobs N] [--source-only]
+# Usage: kernel/build.sh [--debug | --unpatched] [--jobs N] [--source-only]
 #   --debug        add KASAN and lockdep (kernel/config/debug.config)
+#   --unpatched    the same kernel without the series (what users run
+#                  today), in its own directory ($EXECGUARD_KERNEL_DIR-unpatched)
 #   --jobs N       make -jN (default 3)
 #   --source-only  only prepare the patched source tree; print its path
 
@@ -37,10 +39,11 @@ die() { log "error: $*"; exit 1; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--debug) variant=debug ;;
+	--unpatched) variant=unpatched ;;
 	--jobs) jobs=$2; shift ;;
 	--jobs=*) jobs=${1#--jobs=} ;;
 	--source-only) source_only=true ;;
-	-h|--help) sed -n '3,23s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,25s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) die "unknown option $1" ;;
 	esac
 	shift
@@ -68,6 +71,9 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
 fi
 [ -f "$tarball" ] || die "$tarball not found after installing linux-source-6.12"
 
+# Its own source tree and lock: building it never waits for, or makes
+# wait, the patched kernel's builds.
+[ "$variant" = unpatched ] && kdir=$kdir-unpatched
 mkdir -p "$kdir"
 exec 9>"$kdir/.lock"
 flock 9
@@ -99,7 +105,8 @@ if [ ! -d "$src/.git" ] || [ "$(cat "$src/.execguard-base" 2>/dev/null)" != "$ba
 	rm -f "$src/.execguard-series"
 fi
 
-mapfile -t series < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$patches/series")
+series=()
+[ "$variant" = unpatched ] || mapfile -t series < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$patches/series")
 series_files=("$patches/series")
 for p in "${series[@]}"; do
 	[ -f "$patches/$p" ] || die "patch $p in series not found"
@@ -173,11 +180,12 @@ else
 
 	selftests=$src/tools/testing/selftests/cgroup
 	mkdir -p "$result/selftests"
-	gcc -O2 -Wall -pthread -I"$src/tools/testing/selftests" \
+	[ "$variant" = unpatched ] || gcc -O2 -Wall -pthread -I"$src/tools/testing/selftests" \
 		-o "$result/selftests/test_exec_protect.new" \
 		"$selftests/test_exec_protect.c" "$selftests/cgroup_util.c" >&2 ||
 		die "selftest build failed"
-	mv "$result/selftests/test_exec_protect.new" "$result/selftests/test_exec_protect"
+	[ "$variant" = unpatched ] ||
+		mv "$result/selftests/test_exec_protect.new" "$result/selftests/test_exec_protect"
 	cp "$out/arch/x86/boot/bzImage" "$result/bzImage.new"
 	mv "$result/bzImage.new" "$result/bzImage"
 	echo "$build_key" >"$result/.execguard-build"

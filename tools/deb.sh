@@ -52,6 +52,7 @@ expected=(
 	./usr/share/doc/execguard/README.md.gz
 	./usr/share/doc/execguard/changelog.gz
 	./usr/share/doc/execguard/copyright
+	./usr/share/doc/execguard/examples/containers.conf
 	./usr/share/doc/execguard/examples/lock-budget.conf
 	./usr/share/doc/execguard/examples/no-protect.conf
 	./usr/share/doc/execguard/examples/protect.conf

@@ -8,7 +8,7 @@ build_pkgs=(meson ninja-build pkg-config gcc libc6-dev libsystemd-dev libmount-d
 	python3 util-linux procps scdoc)
 test_pkgs=(clang llvm libclang-rt-14-dev dbus-daemon e2fsprogs valgrind strace)
 kernel_pkgs=(linux-source-6.12 flex bison libelf-dev libssl-dev bc cpio dwarves make
-	qemu-system-x86 busybox-static kmod xz-utils)
+	qemu-system-x86 busybox-static kmod xz-utils podman)
 
 case "${1:-all}" in
 build) want=("${build_pkgs[@]}") ;;

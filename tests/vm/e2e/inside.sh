@@ -10,6 +10,9 @@ slow=${2:-1}
 value() { cat "/sys/fs/cgroup/$1/memory.exec_protect" 2>/dev/null || echo missing; }
 
 cp -a "$stage/." /
+# Containers, as execguard.conf(5) EXAMPLES has them (the installed example).
+mkdir -p /etc/execguard.d
+cp /usr/share/doc/execguard/examples/containers.conf /etc/execguard.d/
 systemctl daemon-reload
 t0=$(date +%s.%N)
 
@@ -122,6 +125,15 @@ explain_agrees() { execguardctl explain "$pid" 2>/dev/null | grep -q eg-web.serv
 wait_for 10 explain_agrees
 check "protection still in place after the restart" value_is system.slice/eg-web.service max
 check "execguardctl explain agrees after the restart" explain_agrees
+
+# A podman container, matched by its scope (the containers example).
+if podman_start; then
+	wait_for 20 value_is "${ctr_cgroup#/}" max
+	check "podman container: memory.exec_protect=max on ${ctr_cgroup#/}" value_is "${ctr_cgroup#/}" max
+	check "podman container: execguardctl status shows $ctr_scope protected" \
+		test "$(unit_field "$ctr_scope" protected)" = true
+	podman_stop
+fi
 
 systemctl stop execguardd
 check "a clean stop clears what it set" test "$(value system.slice/eg-web.service)" = 0

@@ -35,3 +35,31 @@ finish() {
 	say "$failed failed"
 	exit $((failed > 0))
 }
+
+# A podman container under systemd, from an image made here, offline (a
+# busybox-static root file system, podman import): podman_start sets
+# ctr_pid, ctr_cgroup (of its process: machine.slice/libpod-ID.scope/
+# container with crun) and ctr_scope (its unit, libpod-ID.scope). vfs
+# storage: the VM's root is already an overlay. 1 without podman.
+pm() { podman --storage-driver vfs "$@"; }
+podman_start() {
+	local t=$SECONDS root=/tmp/eg-rootfs
+	command -v podman > /dev/null || { say "SKIP: podman is not installed: no container checks"; return 1; }
+	mkdir -p "$root/bin" && cp /bin/busybox "$root/bin/" && tar -C "$root" -cf "$root.tar" . &&
+		pm import "$root.tar" eg-busybox > /dev/null &&
+		pm run -d --name egc --network none --cgroup-manager systemd eg-busybox /bin/busybox sleep 100000 > /dev/null ||
+		{ bad "podman could not start a container"; return 1; }
+	ctr_pid=$(pm inspect -f '{{.State.Pid}}' egc)
+	ctr_cgroup=$(sed -n 's/^0:://p' "/proc/$ctr_pid/cgroup")
+	ctr_scope=$(grep -o 'libpod-[0-9a-f]*\.scope' <<< "$ctr_cgroup")
+	say "podman container: pid $ctr_pid in $ctr_cgroup ($((SECONDS - t)) s)"
+}
+podman_stop() { pm rm -f -t 0 egc > /dev/null 2>&1; }
+# unit_field UNIT FIELD: FIELD of UNIT in execguardctl --json status
+unit_field() {
+	execguardctl --json status | python3 -c '
+import json, sys
+for u in json.load(sys.stdin)["units"]:
+    if u["unit"] == sys.argv[1]:
+        print(str(u[sys.argv[2]]).lower())' "$1" "$2"
+}

@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The Debian package under systemd (tests/vm/e2e/run.sh --deb): installed
+# with apt, upgraded to a newer build, purged, as an administrator would.
+# Lines starting "E2E: " are the report.
+set -u
+stage=${1:?}
+slow=${2:-1}
+. "$(dirname "${BASH_SOURCE[0]}")/lib-inside.sh"
+old_deb=$(ls "$stage"/old/execguard_*.deb)
+new_deb=$(ls "$stage"/new/execguard_*.deb)
+value() { cat "/sys/fs/cgroup/$1/memory.exec_protect" 2>/dev/null || echo missing; }
+value_is() { [ "$(value "$1")" = "$2" ]; }
+main_pid() { systemctl show -p MainPID --value execguardd; }
+export DEBIAN_FRONTEND=noninteractive
+# The VM's root is the host's (an overlay): undo what is the host's and
+# not a Debian machine's. A container host's policy-rc.d forbids starting
+# services (deb-systemd-invoke would not start the unit); the host's
+# package lists would make apt build its cache for minutes under TCG
+# (nothing is downloaded: the package's dependencies are installed);
+# man-db's trigger would index every man page.
+rm -f /usr/sbin/policy-rc.d /var/lib/man-db/auto-update
+rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
+t_start=$SECONDS
+
+# A service that opts in with a drop-in, before the package is there.
+mkdir -p /etc/systemd/system/eg-web.service.d
+printf '[Service]\nExecStart=/usr/bin/sleep infinity\n' > /etc/systemd/system/eg-web.service
+printf '[X-ExecGuard]\nProtect=yes\n' > /etc/systemd/system/eg-web.service.d/execguard.conf
+systemctl daemon-reload
+systemctl start eg-web
+
+apt_log=/tmp/apt.log
+apt_do() {
+	local t=$SECONDS rc=0
+	apt "$@" -y > "$apt_log" 2>&1 || rc=$?
+	say "apt $* (exit $rc, $((SECONDS - t)) s)"
+	[ $rc = 0 ] || sed 's/^/E2E:   /' "$apt_log" | tail -n 20
+	return $rc
+}
+check "apt install ./$(basename "$old_deb")" apt_do install "$old_deb"
+check "execguardd.service enabled by the package" systemctl is-enabled --quiet execguardd
+wait_for 20 systemctl is-active --quiet execguardd
+check "execguardd.service started by the package" systemctl is-active --quiet execguardd
+wait_for 20 value_is system.slice/eg-web.service max
+check "eg-web.service protected (memory.exec_protect=max)" value_is system.slice/eg-web.service max
+
+# An administrator's change to the conffile, then an upgrade.
+printf '\n# changed by the administrator\n[Rule e2e-local]\nMatchUnit=eg-local.service\nProtect=yes\n' >> /etc/execguard.conf
+pid0=$(main_pid)
+check "apt install ./$(basename "$new_deb") (upgrade)" apt_do install "$new_deb"
+new_version=$(dpkg-deb -f "$new_deb" Version)
+check "dpkg has $new_version" test "$(dpkg-query -W -f '${Version}' execguard)" = "$new_version"
+check "the changed /etc/execguard.conf kept" grep -q '^\[Rule e2e-local\]' /etc/execguard.conf
+check "no .dpkg-dist or .dpkg-old left beside it" sh -c '! ls /etc/execguard.conf.dpkg-* 2>/dev/null | grep -q .'
+restarted() { local p; p=$(main_pid); [ -n "$p" ] && [ "$p" != 0 ] && [ "$p" != "$pid0" ] && systemctl is-active --quiet execguardd; }
+wait_for 20 restarted
+check "execguardd restarted by the upgrade (pid $pid0 -> $(main_pid))" restarted
+wait_for 20 value_is system.slice/eg-web.service max
+check "eg-web.service protected again after the restart" value_is system.slice/eg-web.service max
+
+# Purge: nothing of the package left, every protection it set cleared.
+files=$(dpkg -L execguard | while read -r f; do [ -f "$f" ] && echo "$f"; done)
+say "$(wc -l <<<"$files") files installed"
+check "apt purge execguard" apt_do purge execguard
+left=$(for f in $files /etc/execguard.conf; do [ -e "$f" ] && echo "$f"; done)
+check "no file of the package left" test -z "$left"
+[ -z "$left" ] || sed 's/^/E2E:   /' <<<"$left"
+check "/etc/execguard.d removed" test ! -e /etc/execguard.d
+check "/run/execguard removed" test ! -e /run/execguard
+check "execguardd.service gone" sh -c '! systemctl cat execguardd > /dev/null 2>&1'
+check "eg-web.service's memory.exec_protect cleared" value_is system.slice/eg-web.service 0
+check "system.slice's memory.exec_protect cleared" value_is system.slice 0
+say "package steps took $((SECONDS - t_start)) s"
+finish

@@ -15,7 +15,9 @@ mkdir -p "$T/lower" "$T/t" "$T/m"
 cp /usr/bin/sleep "$T/lower/eg-sleep"
 # The upper layer on its own tmpfs: layers on two file systems.
 mount -t tmpfs tmpfs "$T/t" || skip "cannot mount tmpfs"
-on_exit 'umount "$T/m" 2>/dev/null; umount "$T/t" 2>/dev/null'
+# The program runs from the overlay: gone first, or umount finds it busy
+# (hooks run before the common clean-up kills the test's processes).
+on_exit 'kill_own "${KIDS[@]}"; for k in "${KIDS[@]}"; do wait "$k"; done 2>/dev/null; umount "$T/m" 2>/dev/null; umount "$T/t" 2>/dev/null'
 mkdir "$T/t/upper" "$T/t/work"
 mount -t overlay overlay -o "lowerdir=$T/lower,upperdir=$T/t/upper,workdir=$T/t/work" "$T/m" ||
 	skip "cannot mount overlayfs here"

@@ -16,8 +16,10 @@
 # are in the "selftests" directory next to it. Everything else goes to
 # stderr.
 #
-# Usage: kernel/build.sh [--debug | --unpatched] [--jobs N] [--source-only]
+# Usage: kernel/build.sh [--debug | --wide | --unpatched] [--jobs N] [--source-only]
 #   --debug        add KASAN and lockdep (kernel/config/debug.config)
+#   --wide         add THP (read-only THP for file text), NUMA and all of
+#                  DAMON (kernel/config/wide.config)
 #   --unpatched    the same kernel without the series (what users run
 #                  today), in its own directory ($EXECGUARD_KERNEL_DIR-unpatched)
 #   --jobs N       make -jN (default 3)
@@ -39,11 +41,12 @@ die() { log "error: $*"; exit 1; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--debug) variant=debug ;;
+	--wide) variant=wide ;;
 	--unpatched) variant=unpatched ;;
 	--jobs) jobs=$2; shift ;;
 	--jobs=*) jobs=${1#--jobs=} ;;
 	--source-only) source_only=true ;;
-	-h|--help) sed -n '3,25s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,26s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) die "unknown option $1" ;;
 	esac
 	shift
@@ -51,11 +54,17 @@ done
 
 fragments=("$here/config/execguard.config")
 [ "$variant" = debug ] && fragments+=("$here/config/debug.config")
+[ "$variant" = wide ] && fragments+=("$here/config/wide.config")
 
 # --- build dependencies --------------------------------------------------
 
+# The series is made against one Debian version of the source (Debian
+# updates linux-source-6.12 with each stable release, and a patch's context
+# may change): install exactly that one.
+base_version=$(cat "$here/base-version")
 need_pkgs=()
-[ -f "$tarball" ] || need_pkgs+=(linux-source-6.12)
+[ -f "$tarball" ] && [ "$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null)" = "$base_version" ] ||
+	need_pkgs+=("linux-source-6.12=$base_version")
 for tool in gcc:gcc make:make flex:flex bison:bison bc:bc cpio:cpio \
 	    pahole:dwarves perl:perl git:git xz:xz-utils; do
 	command -v "${tool%%:*}" >/dev/null 2>&1 || need_pkgs+=("${tool#*:}")
@@ -67,7 +76,9 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
 	log "installing ${need_pkgs[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get -o DPkg::Lock::Timeout=600 update -q >&2
-	apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${need_pkgs[@]}" >&2
+	apt-cache madison linux-source-6.12 | grep -qF "| $base_version |" ||
+		die "linux-source-6.12 $base_version (kernel/base-version, the series' base) is not in the apt sources; they have: $(apt-cache madison linux-source-6.12 | awk -F'|' '{print $2}' | xargs)"
+	apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends --allow-downgrades "${need_pkgs[@]}" >&2
 fi
 [ -f "$tarball" ] || die "$tarball not found after installing linux-source-6.12"
 

@@ -7,7 +7,9 @@ set -eu
 build_pkgs=(meson ninja-build pkg-config gcc libc6-dev libsystemd-dev libmount-dev libinih-dev
 	python3 util-linux procps scdoc)
 test_pkgs=(clang llvm libclang-rt-14-dev dbus-daemon e2fsprogs valgrind strace)
-kernel_pkgs=(linux-source-6.12 flex bison libelf-dev libssl-dev bc cpio dwarves make
+# The kernel series' base: exactly this version of the source (see kernel/build.sh)
+kernel_source=linux-source-6.12=$(cat "$(dirname "$0")/../kernel/base-version")
+kernel_pkgs=("$kernel_source" flex bison libelf-dev libssl-dev bc cpio dwarves make
 	qemu-system-x86 busybox-static kmod xz-utils podman)
 
 case "${1:-all}" in
@@ -20,6 +22,11 @@ esac
 
 missing=()
 for p in "${want[@]}"; do
+	if [ "${p%%=*}" != "$p" ]; then
+		[ "$(dpkg-query -W -f='${Status} ${Version}' "${p%%=*}" 2>/dev/null)" = "install ok installed ${p#*=}" ] ||
+			missing+=("$p")
+		continue
+	fi
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
@@ -32,4 +39,4 @@ export DEBIAN_FRONTEND=noninteractive
 # Wait for another apt or dpkg (unattended-upgrades on a fresh machine)
 # rather than fail on its lock.
 apt-get -o DPkg::Lock::Timeout=600 update -qq
-apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends --allow-downgrades "${missing[@]}" >/dev/null

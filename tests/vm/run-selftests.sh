@@ -5,7 +5,7 @@
 # test_exec_protect from kernel/patches) in a VM booted on the patched
 # kernel, under one LRU implementation.
 #
-# Usage: tests/vm/run-selftests.sh [--debug] classic|mglru [vm-run.sh options]
+# Usage: tests/vm/run-selftests.sh [--debug | --wide] classic|mglru [vm-run.sh options]
 #
 # The kernel is $EXECGUARD_BZIMAGE, or what kernel/build.sh prints (fast
 # when it is already built; with --debug, the KASAN+lockdep kernel of
@@ -13,6 +13,8 @@
 # slower). The selftest binary is $EXECGUARD_SELFTESTS,
 # or the "selftests" directory next to the kernel. The files the tests map
 # are on an ext4 scratch disk: tmpfs and shmem are not protected.
+# $EXECGUARD_SELFTEST_NAMES, when set, runs only the tests it names
+# (space-separated, e.g. "test_exec_protect_bound test_exec_first_use").
 
 set -euo pipefail
 
@@ -33,11 +35,17 @@ if [ "${1:-}" = --debug ]; then
 	shift
 fi
 
+if [ "${1:-}" = --wide ]; then
+	# kernel/build.sh --wide: THP, NUMA, all of DAMON
+	build_args=(--wide)
+	shift
+fi
+
 lru=${1:-}
 case $lru in
 classic) lru_gen=n ;;
 mglru) lru_gen=y ;;
-*) echo "usage: $0 [--debug] classic|mglru [vm-run.sh options]" >&2; exit 2 ;;
+*) echo "usage: $0 [--debug | --wide] classic|mglru [vm-run.sh options]" >&2; exit 2 ;;
 esac
 shift
 
@@ -63,7 +71,7 @@ echo '"$lru_gen"' > /sys/kernel/mm/lru_gen/enabled
 echo "lru_gen/enabled: $(cat /sys/kernel/mm/lru_gen/enabled)"
 start=$(date +%s)
 rc=0
-'"$selftests"'/test_exec_protect || rc=$?
+'"$selftests"'/test_exec_protect '"${EXECGUARD_SELFTEST_NAMES:-}"' || rc=$?
 echo "selftests took $(( $(date +%s) - start )) s"
 exit $rc
 '

@@ -8,9 +8,10 @@ import os
 import statistics
 import sys
 
-MODES = ["none", "protect", "lock", "lockpin", "mlock"]
-MODE_NAME = {"none": "none", "protect": "exec_protect=1", "lock": "execguardd lock",
-             "lockpin": "execguardd lock, no give-back", "mlock": "whole-file mlock"}
+MODES = ["none", "protect", "lock", "lockpin", "mlock", "minttl"]
+MODE_NAME = {"none": "none", "protect": "exec_protect=max", "lock": "execguardd lock",
+             "lockpin": "execguardd lock, no give-back", "mlock": "whole-file mlock",
+             "minttl": "min_ttl_ms=1000 (MGLRU)"}
 REL = 50  # relative stall threshold: this many times the unloaded p50
 
 
@@ -247,14 +248,14 @@ def main():
         if (lru, "protect") in data:
             lo = m("protect", longest)
             lf = m("protect", lambda r: max(r["fstall"][1] or [0]))
-            w("- %s, exec_protect=1: longest %.1f ms against 2x the unloaded longest = %.1f ms: %s; "
+            w("- %s, exec_protect=max: longest %.1f ms against 2x the unloaded longest = %.1f ms: %s; "
               "longest with a major fault %.1f ms" % (
                 lru, lo, 2 * base[lru][1], "met" if lo <= 2 * base[lru][1] else "missed", lf))
         for mode in ("lock", "lockpin"):
             if (lru, mode) not in data:
                 continue
             held = lambda r: int(r["held"].get("held_after", 0)) / MiB
-            w("- %s, %s: OOM kills %g; held %.1f MiB of %.1f MiB touched (%.2fx; exec_protect=1: %s)" % (
+            w("- %s, %s: OOM kills %g; held %.1f MiB of %.1f MiB touched (%.2fx; exec_protect=max: %s)" % (
                 lru, MODE_NAME[mode], m(mode, lambda r: r["dv"].get("oom_kill", 0)), m(mode, held),
                 m(mode, lambda r: r["touched"] / MiB),
                 m(mode, lambda r: held(r) / max(1e-9, r["touched"] / MiB)),
@@ -262,7 +263,7 @@ def main():
                 if (lru, "protect") in data else "not run"))
         if (lru, "protect") in data:
             oom = m("protect", lambda r: r["dv"].get("oom_kill", 0))
-            w("- %s, exec_protect=1: OOM kills %g; held %.1f MiB of %.1f MiB touched (%.2fx, goal <= 1.1x)" % (
+            w("- %s, exec_protect=max: OOM kills %g; held %.1f MiB of %.1f MiB touched (%.2fx, goal <= 1.1x)" % (
                 lru, oom, m("protect", lambda r: r["text"][1] / MiB),
                 m("protect", lambda r: r["touched"] / MiB),
                 m("protect", lambda r: r["text"][1] / max(1, r["touched"]))))

@@ -7,17 +7,20 @@
 # over, the working set of other work) on a throttled disk, in a qemu VM with
 # the execguard kernel, for each mode under the classic LRU and MGLRU:
 #   none     no protection
-#   protect  memory.exec_protect=1 on the service's cgroup
+#   protect  memory.exec_protect=max on the service's cgroup
 #   lock     execguardd, Backend=lock, its defaults (it gives locked text
 #            back when memory PSI fires and MemAvailable is below
 #            PressureReserve=1%)
 #   lockpin  the same with the give-back off (PressureReserve=0)
 #   mlock    whole-file mlock of every file the service maps executable
 #            (what prelockd and memlockd do)
+#   minttl   MGLRU only: /sys/kernel/mm/lru_gen/min_ttl_ms=1000, its
+#            thrashing protection of the last second's working set for
+#            everyone (skipped under the classic LRU)
 # Writes bench/pressure/results.md and bench/pressure/latency.png, raw data
 # under --out.
 #
-# Usage: bench/pressure/run.sh [--reps N] [--modes "none protect lock lockpin mlock"]
+# Usage: bench/pressure/run.sh [--reps N] [--modes "none protect lock lockpin mlock minttl"]
 #          [--lrus "classic mglru"] [--unloaded SEC] [--pressure SEC]
 #          [--mem SIZE] [--room MIB] [--cold PER_MILLE] [--ws MIB] [--bps BYTES/S] [--iops N]
 #          [--out DIR] [--kernel BZIMAGE] [--keep]
@@ -28,7 +31,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
-REPS=3 MODES="none protect lock lockpin mlock" LRUS="classic mglru"
+REPS=3 MODES="none protect lock lockpin mlock minttl" LRUS="classic mglru"
 UNLOADED=5 PRESSURE=25 MEM=1G ROOM=48 BPS=20000000 IOPS=200 COLD=20 WS=32
 OUT=$HERE/out KERNEL=${EXECGUARD_BZIMAGE:-} KEEP=0
 CMDLINE=$(printf '%q ' "$0" "$@"); CMDLINE=${CMDLINE% }
@@ -39,7 +42,7 @@ while [ $# -gt 0 ]; do
 	--room) ROOM=$2 ;; --cold) COLD=$2 ;; --ws) WS=$2 ;; --bps) BPS=$2 ;; --iops) IOPS=$2 ;;
 	--out) OUT=$2 ;; --kernel) KERNEL=$2 ;;
 	--keep) KEEP=1; shift; continue ;;
-	-h|--help) sed -n '3,26s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,29s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift 2

@@ -63,6 +63,8 @@ vmlck() { awk '/^VmLck:/ {print $2 * 1024}' /proc/$1/status 2>/dev/null || echo 
 
 run_one() { # MODE REP
 	local mode=$1 rep=$2 d=$R/$1-$2 svc helper= lockp streamp
+	# MGLRU's own protection of the working set: nothing to run without it
+	[ "$mode" = minttl ] && [ "$LRU" != mglru ] && return 0
 	mkdir -p "$d"
 	log "run $LRU $mode $rep"
 	sync; echo 3 >/proc/sys/vm/drop_caches; sleep 1
@@ -73,7 +75,11 @@ run_one() { # MODE REP
 	[ -e /run/svc.ready ] || { log "svc did not get ready"; kill $svc; return 1; }
 	case $mode in
 	protect)
-		echo 1 >$CG/bench/memory.exec_protect ;;
+		echo max >$CG/bench/memory.exec_protect ;;
+	minttl)
+		# no eviction of what was used in the last second, for
+		# everyone (MGLRU's thrashing protection), before an OOM kill
+		echo 1000 >/sys/kernel/mm/lru_gen/min_ttl_ms ;;
 	lock|lockpin)
 		local conf=/run/eg/execguard.conf
 		[ "$mode" = lockpin ] && conf=/run/eg-pin/execguard.conf
@@ -121,6 +127,7 @@ run_one() { # MODE REP
 	kill $streamp $lockp; wait $streamp $lockp 2>/dev/null
 	if [ -n "$helper" ]; then kill -TERM $helper; wait $helper; fi
 	echo 0 >$CG/bench/memory.exec_protect
+	echo 0 >/sys/kernel/mm/lru_gen/min_ttl_ms
 	cp /run/svc.out "$d/requests"; cp /run/svc.out.text "$d/text"
 	rm -f $S/lockfile
 	dmesg | grep -c -i 'killed process' >"$d/oom-dmesg"

@@ -405,8 +405,9 @@ static int write_record(struct prewarm *p, const struct prewarm_record *rec, con
 	return write_atomically(p, name, text, len);
 }
 
-/* Write the unit's record when something new was seen. at_stop: logged
- * at info (the unit stopped, or the daemon), else at debug. */
+/* Write the unit's record: every round when something new was seen
+ * (logged at debug), and at a stop (the unit's, or the daemon's) in any
+ * case, logged at info. */
 static void unit_write(struct prewarm *p, struct pw_unit *u, bool at_stop)
 {
 	struct prewarm_record rec;
@@ -414,7 +415,7 @@ static void unit_write(struct prewarm *p, struct pw_unit *u, bool at_stop)
 	char b[32];
 	int r;
 
-	if (!u->dirty || u->n_files == 0)
+	if ((!u->dirty && !at_stop) || u->n_files == 0)
 		return;
 	r = unit_to_record(p, u, &rec);
 	if (r >= 0) {
@@ -973,9 +974,11 @@ struct prewarm *prewarm_free(struct prewarm *p)
 		e = hashmap_next(&p->procs, &i, NULL);
 		if (!e)
 			break;
-		hashmap_remove(&p->procs, e->key);
-		closep(&((struct pw_proc *)e->value)->proc_pid_fd);
-		free(e->value);
+		struct pw_proc *pp = e->value;
+
+		hashmap_remove(&p->procs, INT_TO_KEY(pp->pid));
+		closep(&pp->proc_pid_fd);
+		free(pp);
 	}
 	for (;;) {
 		struct pw_unit *u;

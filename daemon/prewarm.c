@@ -22,8 +22,8 @@
  * ahead (readahead(2)) hottest first within the unit's and the global
  * budget, a few megabytes per turn of the event loop, at idle I/O
  * priority, and not at all while memory is short. A replayed record also
- * seeds the unit's heat (halved, so that what a run no longer uses
- * fades), so that records carry over runs. */
+ * seeds the unit's heat, so that records carry over runs; at the end of a
+ * sampled run what it did not use loses half its heat and fades out. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -59,9 +59,13 @@
 
 struct pw_file {
 	struct prewarm_file id; /* identity from fstat(), path; no ranges */
-	uint8_t *heat, *mark;	/* per page; mark: used in this round */
+	uint8_t *heat;		/* per page */
+	uint8_t *mark;		/* per page: MARK_ROUND | MARK_RUN */
 	size_t n_pages;
 };
+
+#define MARK_ROUND 1 /* used in this sampling round */
+#define MARK_RUN 2   /* used at some round of the unit's current run */
 
 struct pw_unit {
 	char *key;
@@ -70,6 +74,7 @@ struct pw_unit {
 	size_t n_files, allocated;
 	uint64_t budget;    /* PrewarmBudget= of the unit's settings; 0: the global one only */
 	bool dirty;	    /* seen something since the record was written */
+	bool sampled;	    /* its current run was sampled at least once */
 	bool queued;	    /* a replay is queued or running */
 	const char *state;
 	struct prewarm_unit_report fig;
@@ -88,6 +93,7 @@ struct pw_job {
 	struct prewarm_step *steps;
 	size_t n_steps, next_step;
 	int *fds;	/* per file: -2 not opened yet, -1 invalid */
+	uint64_t *piece; /* per file: the most one readahead(2) reads there */
 	uint64_t planned, read, skipped;
 	size_t invalidated;
 	bool stopped;
@@ -269,7 +275,7 @@ static void sample_mapping(struct prewarm *p, struct pw_unit *u, int proc_pid_fd
 		}
 		for (size_t i = 0; i < n && first + i < f->n_pages; i++)
 			if ((vec[i] & 1) && (!pm || (pm[i] >> 63)))
-				f->mark[first + i] = 1;
+				f->mark[first + i] |= MARK_ROUND;
 	}
 	residency_unmap(addr, len);
 }
@@ -296,8 +302,8 @@ static void unit_fold(struct pw_unit *u)
 		struct pw_file *f = &u->files[i];
 
 		for (size_t k = 0; k < f->n_pages; k++)
-			if (f->mark[k]) {
-				f->mark[k] = 0;
+			if (f->mark[k] & MARK_ROUND) {
+				f->mark[k] = MARK_RUN;
 				if (f->heat[k] < UINT8_MAX) {
 					f->heat[k]++;
 					u->dirty = true;
@@ -405,9 +411,23 @@ static int write_record(struct prewarm *p, const struct prewarm_record *rec, con
 	return write_atomically(p, name, text, len);
 }
 
+/* At the end of a sampled run: what it never used loses half its heat,
+ * so that ranges a unit stopped using fade out over runs. */
+static void unit_decay(struct pw_unit *u)
+{
+	for (size_t i = 0; i < u->n_files; i++) {
+		struct pw_file *f = &u->files[i];
+
+		for (size_t k = 0; k < f->n_pages; k++)
+			if (f->heat[k] && !(f->mark[k] & MARK_RUN))
+				f->heat[k] /= 2;
+	}
+}
+
 /* Write the unit's record: every round when something new was seen
- * (logged at debug), and at a stop (the unit's, or the daemon's) in any
- * case, logged at info. */
+ * (logged at debug), and at a stop (the unit's, or the daemon's) of a
+ * run that was sampled, logged at info. A run too short to be sampled
+ * leaves the record as it was. */
 static void unit_write(struct prewarm *p, struct pw_unit *u, bool at_stop)
 {
 	struct prewarm_record rec;
@@ -415,8 +435,10 @@ static void unit_write(struct prewarm *p, struct pw_unit *u, bool at_stop)
 	char b[32];
 	int r;
 
-	if ((!u->dirty && !at_stop) || u->n_files == 0)
+	if ((at_stop ? !u->sampled : !u->dirty) || u->n_files == 0)
 		return;
+	if (at_stop)
+		unit_decay(u);
 	r = unit_to_record(p, u, &rec);
 	if (r >= 0) {
 		r = write_record(p, &rec, u->key);
@@ -457,6 +479,7 @@ static void sample_all(struct prewarm *p)
 		    (unsigned)pp->pid % (pp->u->n_procs / MAX_SAMPLED_PER_UNIT + 1) != 0)
 			continue;
 		sample_process(p, pp);
+		pp->u->sampled = true;
 	}
 	e = NULL;
 	i = 0;
@@ -508,13 +531,14 @@ static void job_free(struct pw_job *j)
 		for (size_t i = 0; i < j->rec.n_files; i++)
 			closep(&j->fds[i]);
 	free(j->fds);
+	free(j->piece);
 	free(j->steps);
 	prewarm_record_done(&j->rec);
 	free(j);
 }
 
 /* Seed the unit's heat from a file of its record that is still the
- * same file, halved: what runs no longer use fades out. */
+ * same file: the unit's next record goes on from it. */
 static void seed_file(struct prewarm *p, struct pw_unit *u, const struct prewarm_file *rf, const struct stat *st)
 {
 	struct pw_file *f = unit_file(p, u, st, rf->path);
@@ -523,13 +547,47 @@ static void seed_file(struct prewarm *p, struct pw_unit *u, const struct prewarm
 		return;
 	for (size_t k = 0; k < rf->n_ranges; k++) {
 		const struct prewarm_range *g = &rf->ranges[k];
-		uint8_t h = (uint8_t)(g->heat / 2 > UINT8_MAX ? UINT8_MAX : g->heat / 2);
+		uint8_t h = (uint8_t)(g->heat > UINT8_MAX ? UINT8_MAX : g->heat);
 		uint64_t a = g->offset / p->page_size, b = (g->offset + g->length + p->page_size - 1) / p->page_size;
 
 		for (uint64_t pg = a; pg < b && pg < f->n_pages; pg++)
 			if (f->heat[pg] < h)
 				f->heat[pg] = h;
 	}
+}
+
+/* One kB figure of the block device's queue in sysfs: the device's own
+ * directory, or its disk's for a partition. 0 when there is none. */
+static uint64_t queue_kb(unsigned maj, unsigned min, const char *name)
+{
+	char path[128];
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/%s", maj, min, name);
+	if (read_file_at(AT_FDCWD, path, 64, &buf, &len) < 0) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/%s", maj, min, name);
+		if (read_file_at(AT_FDCWD, path, 64, &buf, &len) < 0)
+			return 0;
+	}
+	return strtoull(buf, NULL, 10);
+}
+
+/* readahead(2) and WILLNEED read at most the larger of the device's
+ * read-ahead and its largest request (bdi io_pages) per call and drop the
+ * rest silently: ranges are read in pieces of that size. 128 KiB (the
+ * usual read-ahead) where sysfs does not say (no block device). */
+static uint64_t readahead_piece(const struct stat *st)
+{
+	uint64_t ra = queue_kb(major(st->st_dev), minor(st->st_dev), "read_ahead_kb");
+	uint64_t io = queue_kb(major(st->st_dev), minor(st->st_dev), "max_sectors_kb");
+	uint64_t kb = ra > io ? ra : io;
+
+	if (kb < 128)
+		kb = 128;
+	if (kb > 65536)
+		kb = 65536;
+	return kb * 1024;
 }
 
 /* Open file i of the job's record by path, no symlink followed, and
@@ -566,6 +624,7 @@ static int job_file(struct prewarm *p, struct pw_job *j, size_t i)
 	/* The unit's record goes on from here (the higher heat wins, so a
 	 * second replay changes nothing). */
 	seed_file(p, j->u, rf, &st);
+	j->piece[i] = readahead_piece(&st);
 	j->fds[i] = fd;
 	return fd;
 }
@@ -694,10 +753,14 @@ static void replay_turn(struct prewarm *p)
 			stopped = "memory is short (MemAvailable near PressureReserve= or 5% of RAM)";
 			break;
 		}
-		/* One request per range: the kernel reads it in large
-		 * sequential I/Os; pages already there are skipped. */
-		if (readahead(fd, (off64_t)g->offset, (size_t)g->length) < 0)
-			(void)posix_fadvise(fd, (off_t)g->offset, (off_t)g->length, POSIX_FADV_WILLNEED);
+		/* Sequential requests as large as the device takes; pages
+		 * already there are skipped by the kernel. */
+		for (uint64_t o = g->offset, end = g->offset + g->length; o < end; o += j->piece[s->file]) {
+			uint64_t l = end - o < j->piece[s->file] ? end - o : j->piece[s->file];
+
+			if (readahead(fd, (off64_t)o, (size_t)l) < 0)
+				(void)posix_fadvise(fd, (off_t)o, (off_t)l, POSIX_FADV_WILLNEED);
+		}
 		j->read += miss;
 		done += g->length;
 	}
@@ -782,7 +845,8 @@ static int queue_replay(struct prewarm *p, struct pw_unit *u)
 		budget = u->budget;
 	r = prewarm_plan(&j->rec, budget, &j->steps, &j->n_steps, &j->planned);
 	j->fds = malloc((j->rec.n_files ? j->rec.n_files : 1) * sizeof(int));
-	if (r < 0 || !j->fds) {
+	j->piece = calloc(j->rec.n_files ? j->rec.n_files : 1, sizeof(uint64_t));
+	if (r < 0 || !j->fds || !j->piece) {
 		job_free(j);
 		return -ENOMEM;
 	}
@@ -833,6 +897,7 @@ void prewarm_process_start(struct prewarm *p, pid_t pid, int proc_pid_fd, const 
 	u->budget = s->prewarm_budget.set ? budget_resolve(&s->prewarm_budget, p->mem_total) : 0;
 	if (u->n_procs++ == 0) {
 		u->state = "recording";
+		u->sampled = false;
 		(void)queue_replay(p, u);
 	}
 	if (p->procs.n_items == 1)

@@ -708,17 +708,24 @@ static void job_finish(struct prewarm *p, struct pw_job *j, const char *stopped_
 	}
 }
 
-static void set_idle_io(bool on, int *saved)
+/* The idle I/O class for the calling thread (who 0) while it reads
+ * ahead, and the old priority back after. 0, or <0 when it could not be
+ * set (the shipped unit filters ioprio_set() and runs the daemon at
+ * best-effort 7 instead); *saved is -1 then. */
+static int set_idle_io(bool on, int *saved)
 {
 	if (on) {
-		/* Only for the calling thread (who 0), and only if the old
-		 * priority can be put back afterwards. */
 		*saved = (int)syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
-		if (*saved >= 0)
-			(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT);
+		if (*saved < 0)
+			return -errno;
+		if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT) < 0) {
+			*saved = -1;
+			return -errno;
+		}
 	} else if (*saved >= 0) {
 		(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, *saved);
 	}
+	return 0;
 }
 
 /* One turn: up to CHUNK_BYTES of the first job. */
@@ -727,14 +734,14 @@ static void replay_turn(struct prewarm *p)
 	struct pw_job *j = p->jobs;
 	uint64_t done = 0;
 	const char *stopped = NULL;
-	int saved = -1;
+	int saved = -1, r;
 
 	if (!j)
 		return;
-	set_idle_io(true, &saved);
-	if (saved < 0 && !p->ioprio_warned) {
+	r = set_idle_io(true, &saved);
+	if (r < 0 && !p->ioprio_warned) {
 		p->ioprio_warned = true;
-		log_notice("prewarm: cannot read the I/O priority to restore it; reading ahead at the daemon's own");
+		log_info_errno(r, "prewarm: cannot take the idle I/O class (%m); reading ahead at the daemon's own I/O priority");
 	}
 	while (j->next_step < j->n_steps && done < CHUNK_BYTES) {
 		const struct prewarm_step *s = &j->steps[j->next_step];

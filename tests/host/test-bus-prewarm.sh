@@ -112,6 +112,10 @@ CONF
 		fail "$backend: execguardctl --json status: $(ctl --json status)"
 	ctl status | grep -q "^$A " || fail "$backend: no prewarm row in execguardctl status: $(ctl status)"
 	pass "$backend: execguardctl status shows the record and the replay"
+	# A run is recorded once it was sampled (a run too short for a
+	# round leaves the record as it was): its first round rewrites it.
+	touch "$T/stamp"
+	wait_until 20 test "$REC" -nt "$T/stamp" || fail "$backend: the second run was not sampled"
 	n_rec=$(count_events PREWARM_RECORDED EXECGUARD_UNIT="'$A'")
 	kill_own -TERM "$p"
 	wait_until 10 events_newer "$n_rec" PREWARM_RECORDED EXECGUARD_UNIT="'$A'" || fail "$backend: no record at the second stop"

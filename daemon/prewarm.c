@@ -198,8 +198,26 @@ static void identity_from_stat(struct prewarm_file *f, const struct stat *st)
 	f->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
 }
 
-/* The unit's live entry for the file with this identity, made if new. */
-static struct pw_file *unit_file(struct prewarm *p, struct pw_unit *u, const struct stat *st, const char *path)
+/* Whether path, opened as a replay opens it (in the daemon's mount
+ * namespace, no symlink followed), is the file st describes: a program
+ * in a container maps paths of its own namespace, which a replay could
+ * not find, so those files are not recorded. */
+static bool path_names(const char *path, const struct stat *st)
+{
+	_cleanup_close_ int fd = residency_open_path(path);
+	struct stat st2;
+	struct prewarm_file id;
+
+	if (fd < 0 || fstat(fd, &st2) < 0)
+		return false;
+	identity_from_stat(&id, st);
+	return same_identity(&id, &st2);
+}
+
+/* The unit's live entry for the file with this identity, made if new
+ * (check_path: only if its path names it for a replay). */
+static struct pw_file *unit_file(struct prewarm *p, struct pw_unit *u, const struct stat *st, const char *path,
+				 bool check_path)
 {
 	uint64_t n_pages = ((uint64_t)st->st_size + p->page_size - 1) / p->page_size;
 	struct pw_file *f;
@@ -208,7 +226,7 @@ static struct pw_file *unit_file(struct prewarm *p, struct pw_unit *u, const str
 		if (same_identity(&u->files[i].id, st))
 			return &u->files[i];
 	if (u->n_files >= PREWARM_RECORD_MAX_FILES || n_pages == 0 || n_pages > MAX_FILE_PAGES || !path ||
-	    path[0] != '/')
+	    path[0] != '/' || (check_path && !path_names(path, st)))
 		return NULL;
 	if (u->n_files == u->allocated) {
 		size_t n = u->allocated ? u->allocated * 2 : 8;
@@ -248,14 +266,15 @@ static void sample_mapping(struct prewarm *p, struct pw_unit *u, int proc_pid_fd
 	size_t n;
 	void *addr;
 
-	if (residency_unlockable_kind(m->kind) || m->end <= m->start)
+	/* A deleted file (replaced by an upgrade) cannot be read back. */
+	if (m->kind != MAPPING_FILE || m->end <= m->start)
 		return;
 	fd = residency_open(proc_pid_fd, m, &why);
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return;
 	if (m->offset >= (uint64_t)st.st_size)
 		return;
-	f = unit_file(p, u, &st, m->path);
+	f = unit_file(p, u, &st, m->path, true);
 	if (!f)
 		return;
 	len = m->end - m->start;
@@ -541,7 +560,7 @@ static void job_free(struct pw_job *j)
  * same file: the unit's next record goes on from it. */
 static void seed_file(struct prewarm *p, struct pw_unit *u, const struct prewarm_file *rf, const struct stat *st)
 {
-	struct pw_file *f = unit_file(p, u, st, rf->path);
+	struct pw_file *f = unit_file(p, u, st, rf->path, false);
 
 	if (!f)
 		return;

@@ -58,6 +58,12 @@ for u in json.load(sys.stdin).get("prewarm", []):
 # Evict the file and check that it is gone (pages still in a CPU's LRU
 # batch or under writeback can survive one DONTNEED).
 evicted() { python3 "$PC" evict "$F" && [ "$(resident 0 "$SIZE")" = 0 ]; }
+# The unit has no protected process left, as the daemon sees it.
+no_processes() {
+	ctl --json status | python3 -c '
+import json, sys
+sys.exit(any(u["unit"] == sys.argv[1] and u["processes"] > 0 for u in json.load(sys.stdin)["units"]))' "$A"
+}
 bytes_of() { sed -n 's/.* EXECGUARD_BYTES=\([0-9]*\).*/\1/p'; }
 
 scenario() {
@@ -119,6 +125,32 @@ CONF
 	n_rec=$(count_events PREWARM_RECORDED EXECGUARD_UNIT="'$A'")
 	kill_own -TERM "$p"
 	wait_until 10 events_newer "$n_rec" PREWARM_RECORDED EXECGUARD_UNIT="'$A'" || fail "$backend: no record at the second stop"
+
+	# 2b. The unit's PrewarmBudget=: a replay reads at most that, the
+	# 4 MiB range of the text (which does not fit) not at all.
+	cat >> "$T/etc/execguard.conf" <<CONF
+PrewarmBudget=1M
+CONF
+	n_rec=$(count_events POLICY_LOADED)
+	kill -HUP "$DAEMON_PID"
+	wait_until 10 events_newer "$n_rec" POLICY_LOADED || fail "$backend: reload not done"
+	wait_until 5 evicted || skip "$backend: posix_fadvise(DONTNEED) did not evict $F"
+	n_rep=$(count_events PREWARM_REPLAYED EXECGUARD_UNIT="'$A'")
+	run_in "$S/$A" "$PY" "$PC" run "$F" 0 "$T/touched"
+	p=$LAST_PID
+	wait_until 20 events_newer "$n_rep" PREWARM_REPLAYED EXECGUARD_UNIT="'$A'" || fail "$backend: no replay under the budget"
+	bytes=$(last_event PREWARM_REPLAYED EXECGUARD_UNIT="'$A'" | bytes_of)
+	[ "${bytes:-0}" -le "$MIB" ] || fail "$backend: read $bytes bytes under PrewarmBudget=1M"
+	[ "$(resident 0 "$SIZE")" = 0 ] || fail "$backend: the 4 MiB range was read under PrewarmBudget=1M"
+	pass "$backend: PrewarmBudget=1M: read $bytes bytes, not the 4 MiB range"
+	kill_own -TERM "$p"
+	# Gone for the daemon too before the next start (else that is not
+	# the unit's first process, and no replay is due).
+	wait_until 10 no_processes || fail "$backend: the daemon still counts a process of $A"
+	sed -i '/^PrewarmBudget=1M$/d' "$T/etc/execguard.conf"
+	n_rec=$(count_events POLICY_LOADED)
+	kill -HUP "$DAEMON_PID"
+	wait_until 10 events_newer "$n_rec" POLICY_LOADED || fail "$backend: reload not done"
 
 	# 3. An upgrade: the file replaced. Its old ranges are not read.
 	python3 "$PC" make "$F.new" 64 || fail "cannot write the new text file"

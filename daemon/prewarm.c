@@ -793,10 +793,11 @@ static void replay_turn(struct prewarm *p)
 	set_idle_io(false, &saved);
 	if (!stopped && j->next_step < j->n_steps)
 		return;
-	/* Files after a stop are still looked at: the ones that changed
-	 * are said and dropped from the record. */
+	/* Files the reads did not reach (a budget, a stop) are still
+	 * checked, without reading: the changed ones are said and dropped,
+	 * the others carried into the unit's next record. */
 	for (size_t i = 0; i < j->rec.n_files; i++)
-		if (j->fds[i] == -2 && !stopped)
+		if (j->fds[i] == -2)
 			(void)job_file(p, j, i);
 	job_finish(p, j, stopped ?: (j->skipped ? "the daemon-wide PrewarmBudget= is spent" : NULL));
 	p->jobs = j->next;

@@ -8,6 +8,7 @@
 #include "bus-internal.h"
 #include "log.h"
 #include "manager.h"
+#include "prewarm.h"
 #include "units.h"
 #include "util.h"
 
@@ -228,6 +229,39 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	return sd_bus_reply_method_return(msg, "s", summary);
 }
 
+/* Prewarm's figures per unit: bounded (prewarm follows at most a few
+ * thousand units), answered at once. Empty when prewarm is off. */
+static int method_list_prewarm(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	struct bus *b = userdata;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_free_ struct prewarm_unit_report *reps = NULL;
+	size_t n = 0;
+	int r;
+
+	(void)error;
+	r = prewarm_report(manager_prewarm(b->m), &reps, &n);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_new_method_return(msg, &reply);
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(ssttttttx)");
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
+		const char *key = bus_name(&bn, reps[i].key);
+
+		r = bn.err ?: sd_bus_message_append(reply, "(ssttttttx)", key, strna(reps[i].state),
+						   reps[i].recorded_bytes, reps[i].recorded_files,
+						   reps[i].replayed_bytes, reps[i].planned_bytes, reps[i].replays,
+						   reps[i].invalidated_files, reps[i].recorded_at);
+	}
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	if (r < 0)
+		return r;
+	return sd_bus_send(NULL, reply, NULL);
+}
+
 #define PROP(name, sig) SD_BUS_PROPERTY(name, sig, get_property, 0, 0)
 
 static const sd_bus_vtable manager_vtable[] = {
@@ -252,6 +286,8 @@ static const sd_bus_vtable manager_vtable[] = {
 				 SD_BUS_PARAM(units), method_list_units, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("ListLibraries", "", , "a(suuttts)", SD_BUS_PARAM(libraries),
 				 method_list_libraries, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("ListPrewarm", "", , "a(ssttttttx)", SD_BUS_PARAM(units),
+				 method_list_prewarm, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("Explain", "u", SD_BUS_PARAM(pid), "ssssbbsssa(ssus)",
 				 SD_BUS_PARAM(unit) SD_BUS_PARAM(cgroup) SD_BUS_PARAM(exe)
 					 SD_BUS_PARAM(backend) SD_BUS_PARAM(protect)

@@ -37,7 +37,8 @@ static void help(void)
 	       "Commands:\n"
 	       "  status                 Backend, counters and every protected unit: protected\n"
 	       "                         or why not, processes, text mapped and resident,\n"
-	       "                         locked bytes, major faults, breaches\n"
+	       "                         locked bytes, major faults, breaches; then prewarm:\n"
+	       "                         what each unit's record holds and what was read back\n"
 	       "  libs                   Executable files the protected processes map, the\n"
 	       "                         most shared first\n"
 	       "  explain PID            Which policy applies to PID and why\n"
@@ -272,6 +273,8 @@ static int get_props(sd_bus *bus, sd_bus_message **reply, struct props *p)
 	return 0;
 }
 
+static void print_prewarm(sd_bus *bus);
+
 static int cmd_status(sd_bus *bus)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *pr = NULL, *reply = NULL;
@@ -345,11 +348,64 @@ static int cmd_status(sd_bus *bus)
 		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
 		return EXIT_FAILED;
 	}
-	if (arg_json)
-		printf("]}\n");
-	else if (!n)
-		printf("(no unit protected)\n");
+	if (arg_json) {
+		putchar(']');
+		print_prewarm(bus);
+		printf("}\n");
+	} else {
+		if (!n)
+			printf("(no unit protected)\n");
+		print_prewarm(bus);
+	}
 	return EXIT_OK;
+}
+
+/* Prewarm's table (or the "prewarm" array of --json) after the units:
+ * quiet when prewarm is off or the daemon predates it. */
+static void print_prewarm(sd_bus *bus)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	const char *unit, *state;
+	uint64_t rec, files, replayed, planned, replays, changed;
+	int64_t at;
+	int r, n = 0;
+
+	r = sd_bus_call_method(bus, EXECGUARD_BUS_NAME, EXECGUARD_BUS_PATH, EXECGUARD_BUS_INTERFACE,
+			       "ListPrewarm", &e, &reply, "");
+	sd_bus_error_free(&e);
+	if (arg_json)
+		json_key("prewarm", false), putchar('[');
+	if (r >= 0)
+		r = sd_bus_message_enter_container(reply, 'a', "(ssttttttx)");
+	while (r >= 0 && (r = sd_bus_message_read(reply, "(ssttttttx)", &unit, &state, &rec, &files, &replayed,
+						  &planned, &replays, &changed, &at)) > 0) {
+		char b1[16], b2[16], b3[16];
+
+		if (arg_json) {
+			printf("%s{", n++ ? "," : "");
+			json_key("unit", true), json_string(unit);
+			json_key("state", false), json_string(state);
+			json_key("recorded_bytes", false), json_u64(rec);
+			json_key("recorded_files", false), json_u64(files);
+			json_key("replayed_bytes", false), json_u64(replayed);
+			json_key("planned_bytes", false), json_u64(planned);
+			json_key("replays", false), json_u64(replays);
+			json_key("invalidated_files", false), json_u64(changed);
+			json_key("recorded_at", false), printf("%lld", (long long)at);
+			putchar('}');
+			continue;
+		}
+		if (n++ == 0)
+			printf("\n%-32s %8s %5s %8s %8s %7s %7s  %s\n", "PREWARM", "RECORDED", "FILES", "READ",
+			       "PLANNED", "REPLAYS", "CHANGED", "STATE");
+		printf("%-32s %8s %5llu %8s %8s %7llu %7llu  %s\n", unit, fmt_bytes(rec, b1, sizeof(b1)),
+		       (unsigned long long)files, fmt_bytes(replayed, b2, sizeof(b2)),
+		       fmt_bytes(planned, b3, sizeof(b3)), (unsigned long long)replays,
+		       (unsigned long long)changed, state);
+	}
+	if (arg_json)
+		putchar(']');
 }
 
 static int cmd_libs(sd_bus *bus)

@@ -35,6 +35,8 @@ static void help(void)
 	       "     --proc-root=DIR      proc file system (default /proc)\n"
 	       "     --state-dir=DIR      Where to remember the cgroups it set, so a restart\n"
 	       "                          after a crash can clear them (default /run/execguard)\n"
+	       "     --prewarm-dir=DIR    Where the prewarm records of units are kept\n"
+	       "                          (default /var/lib/execguard; created when first needed)\n"
 	       "     --receive-buffer=BYTES  Proc connector socket buffer (default from policy)\n"
 	       "     --log-target=TARGET  auto, journal, stderr or stderr-fields (default auto)\n"
 	       "     --log-level=LEVEL    err, warning, notice, info or debug (default info)\n"
@@ -79,6 +81,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		ARG_CGROUP_ROOT,
 		ARG_PROC_ROOT,
 		ARG_STATE_DIR,
+		ARG_PREWARM_DIR,
 		ARG_RCVBUF,
 		ARG_LOG_TARGET,
 		ARG_LOG_LEVEL,
@@ -93,6 +96,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		{ "cgroup-root", required_argument, NULL, ARG_CGROUP_ROOT },
 		{ "proc-root", required_argument, NULL, ARG_PROC_ROOT },
 		{ "state-dir", required_argument, NULL, ARG_STATE_DIR },
+		{ "prewarm-dir", required_argument, NULL, ARG_PREWARM_DIR },
 		{ "receive-buffer", required_argument, NULL, ARG_RCVBUF },
 		{ "log-target", required_argument, NULL, ARG_LOG_TARGET },
 		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
@@ -134,6 +138,13 @@ static int parse_argv(int argc, char **argv, struct options *o)
 			break;
 		case ARG_STATE_DIR:
 			o->args.state_dir = optarg;
+			break;
+		case ARG_PREWARM_DIR:
+			if (optarg[0] != '/') {
+				fprintf(stderr, "execguardd: --prewarm-dir=%s: expected an absolute path\n", optarg);
+				return -EINVAL;
+			}
+			o->args.prewarm_dir = optarg;
 			break;
 		case ARG_RCVBUF: {
 			char *end;
@@ -230,6 +241,7 @@ int main(int argc, char **argv)
 			.dropin_dir = DEFAULT_DROPIN_DIR,
 			.backend_override = -1,
 			.state_dir = "/run/execguard",
+			.prewarm_dir = "/var/lib/execguard",
 		},
 		.log_target = LOG_TARGET_AUTO,
 		.log_level = LOG_INFO,

@@ -12,6 +12,7 @@
 #include "hashmap.h"
 #include "look.h"
 #include "manager.h"
+#include "prewarm.h"
 #include "util.h"
 
 #define RX_BUFFER_SIZE (64 * 1024)
@@ -62,6 +63,7 @@ struct manager {
 
 	struct units *units; /* [X-ExecGuard] sections over sd-bus */
 	struct bus *bus;     /* the D-Bus interface */
+	struct prewarm *prewarm; /* records and replays of hot text, or NULL */
 	struct policy policy;
 	enum backend_choice backend_choice;
 	const struct backend_ops *backend_ops;

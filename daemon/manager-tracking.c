@@ -63,6 +63,7 @@ void tracked_free(struct manager *m, struct tracked *t)
 	if (!t)
 		return;
 	tracked_unqueue(m, t);
+	prewarm_process_end(m->prewarm, t->pid);
 	hashmap_remove(&m->procs, INT_TO_KEY(t->pid));
 	t->exit_source = sd_event_source_disable_unref(t->exit_source);
 	closep(&t->pidfd);

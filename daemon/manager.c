@@ -216,6 +216,11 @@ int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 	}
 	tracked_update(t, &l, &d);
 	r = protect_now(m, t, &l);
+	/* Followed while the policy says so (a reload may change it). */
+	if (t->settings.prewarm == PREWARM_YES)
+		prewarm_process_start(m->prewarm, pid, l.proc_pid_fd, t->unit ?: t->cgroup, &t->settings);
+	else
+		prewarm_process_end(m->prewarm, pid);
 	m->n_protect_decisions++;
 	if (exec_ts)
 		record_latency(m, exec_ts);
@@ -758,10 +763,34 @@ int manager_start(struct manager *m)
 	int r;
 
 	if ((r = manager_load_policy(m)) < 0 || (r = manager_pick_backend(m)) < 0 ||
-	    (r = manager_start_bus(m)) < 0 || (r = manager_start_events(m)) < 0 ||
+	    (r = manager_start_prewarm(m)) < 0 || (r = manager_start_bus(m)) < 0 || (r = manager_start_events(m)) < 0 ||
 	    (r = manager_drop_privileges(m)) < 0 || (r = manager_scan(m)) < 0)
 		return r;
 	return 0;
+}
+
+int manager_start_prewarm(struct manager *m)
+{
+	struct prewarm_env env = {
+		.event = m->event,
+		.proc_fd = m->proc_fd,
+		.dir = m->args.prewarm_dir,
+		.settings = &m->policy.daemon,
+	};
+	int r;
+
+	/* --dry-run changes nothing, not even the page cache. */
+	if (!m->args.prewarm_dir || m->args.dry_run)
+		return 0;
+	r = prewarm_new(&env, &m->prewarm);
+	if (r < 0)
+		log_warning_errno(r, "prewarm is off: %m");
+	return 0;
+}
+
+struct prewarm *manager_prewarm(struct manager *m)
+{
+	return m->prewarm;
 }
 
 int manager_start_events(struct manager *m)
@@ -828,6 +857,8 @@ int manager_scan(struct manager *m)
 		return log_error_errno(r, "cannot scan processes: %m");
 	if (m->backend_ops->scan_done)
 		m->backend_ops->scan_done(m->backend);
+	/* The units running now queued theirs already. */
+	prewarm_replay_all(m->prewarm);
 	update_status(m, NULL);
 	return 0;
 }
@@ -856,6 +887,8 @@ struct manager *manager_free(struct manager *m)
 	/* The interface and the lookups first: they call into the rest. */
 	m->bus = bus_free(m->bus);
 	m->units = units_free(m->units);
+	/* Before the releases: it samples the running units once more. */
+	m->prewarm = prewarm_free(m->prewarm);
 	for (;;) {
 		i = 0;
 		e = hashmap_next(&m->procs, &i, NULL);

@@ -19,6 +19,7 @@ struct manager_args {
 	const char *cgroup_root;   /* NULL: find the cgroup2 mount */
 	const char *proc_root;	   /* normally "/proc" */
 	const char *state_dir;	   /* what must outlive a crash; NULL: none */
+	const char *prewarm_dir;   /* prewarm records; NULL: no prewarm */
 	int backend_override;	   /* -1 or an enum backend_choice */
 	bool dry_run;
 	int receive_buffer;	   /* 0: from policy */
@@ -84,6 +85,8 @@ int manager_start_events(struct manager *m);
 /* Keep only the capabilities the backend needs (after the connector and
  * the bus are set up). */
 int manager_drop_privileges(struct manager *m);
+/* Prewarm (records and replays), when args name its directory. */
+int manager_start_prewarm(struct manager *m);
 int manager_scan(struct manager *m);
 int manager_run(struct manager *m);
 
@@ -93,6 +96,8 @@ const struct policy *manager_policy(struct manager *m);
 const struct backend_ops *manager_backend(struct manager *m, void **ret_state);
 /* --dry-run: decide and report, change nothing. */
 bool manager_dry_run(const struct manager *m);
+/* Prewarm's state, NULL when off. */
+struct prewarm *manager_prewarm(struct manager *m);
 /* The cgroup2 root and /proc the manager works on (fake trees in tests). */
 int manager_cgroup_root_fd(struct manager *m);
 int manager_proc_fd(struct manager *m);

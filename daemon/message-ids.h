@@ -72,3 +72,13 @@
 #define MID_LOCK_PRESSURE_WATCH "daa6d00067a943f3b1322022e25bc1ba"
 /* a protected process could not be looked at again: it stays protected */
 #define MID_LOOK_FAILED_KEPT "fe1f70dcafac45048606248a6f078fe3"
+/* prewarm: a unit's record written (EXECGUARD_BYTES: recorded bytes) */
+#define MID_PREWARM_RECORDED "633ce2139014494b931cd2d0c287fd72"
+/* prewarm: a unit's record read back (EXECGUARD_BYTES: bytes read) */
+#define MID_PREWARM_REPLAYED "3fd5015fffa94efd8ecb8c677a5eceeb"
+/* prewarm: a recorded file changed since (EXECGUARD_EXE): its ranges dropped */
+#define MID_PREWARM_INVALIDATED "898ec0cf19074293ae342029a8fe41b1"
+/* prewarm: a record that cannot be parsed was dropped */
+#define MID_PREWARM_RECORD_INVALID "bd9dc18f9c7344c29b43b40351e59b16"
+/* prewarm: a replay stopped or skipped (memory short, budget spent) */
+#define MID_PREWARM_SKIPPED "0384931a349e47f7aca1119604dfb242"

@@ -217,6 +217,8 @@ void policy_init(struct policy *p)
 			.pressure_window_ms = 1000,
 			.pressure_recover_sec = 30,
 			.pressure_reserve = { .percent = 1, .set = true },
+			.prewarm_budget = { .bytes = 128ULL << 20, .set = true },
+			.prewarm_record_sec = 300,
 		},
 	};
 }
@@ -572,6 +574,7 @@ enum key_kind {
 	KEY_BUDGET,	     /* bytes (K/M/G/T) or a percentage */
 	KEY_LIMIT,	     /* bytes (K/M/G/T) or "max", in a uint64_t */
 	KEY_BOOLEAN,	     /* yes/no, stored in an int (-1 unset) */
+	KEY_TRISTATE,	     /* yes/no, stored in an int as PREWARM_YES/NO (0 unset) */
 	KEY_BACKEND,	     /* enum backend_choice */
 	KEY_DELAYS,	     /* rising millisecond delays */
 	KEY_GLOBS,	     /* Match*: globs, repeated assignments append */
@@ -615,6 +618,10 @@ static const struct policy_key keys[] = {
 	{ "PressureReserve", IN_DAEMON, KEY_BUDGET, D(pressure_reserve), 0, 0,
 	  "bytes (K, M, G, T suffix) or a percentage (of RAM, or of a cgroup's memory limit)",
 	  "lock backend: give back only below this much memory left" },
+	{ "PrewarmBudget", IN_DAEMON, KEY_BUDGET, D(prewarm_budget), 0, 0,
+	  "bytes (K, M, G, T suffix) or a percentage of RAM", "prewarm: all units' replays together, per daemon start" },
+	{ "PrewarmRecordSec", IN_DAEMON, KEY_UINT, D(prewarm_record_sec), 1, 86400, "seconds from 1 to 86400",
+	  "prewarm: how often the hot text of running units is sampled and their records written" },
 	{ "MatchUnit", IN_RULE, KEY_GLOBS, R(match_unit), 0, 0, NULL, "globs of systemd unit names" },
 	{ "MatchCgroup", IN_RULE, KEY_GLOBS, R(match_cgroup), 0, 0, NULL, "globs of cgroup2 paths, from /" },
 	{ "MatchExe", IN_RULE, KEY_GLOBS, R(match_exe), 0, 0, NULL, "globs of executable paths" },
@@ -625,6 +632,10 @@ static const struct policy_key keys[] = {
 	{ "ExecProtectLimit", IN_RULE | IN_UNIT, KEY_LIMIT, S(exec_protect_limit), 0, 0,
 	  "bytes from 4K (K, M, G, T suffix) or max",
 	  "kernel backend: the unit's memory.exec_protect, the most its text kept out of reclaim" },
+	{ "Prewarm", IN_RULE | IN_UNIT, KEY_TRISTATE, S(prewarm), 0, 0, "yes or no",
+	  "record the unit's hot text and read it back when the unit (or the daemon) starts" },
+	{ "PrewarmBudget", IN_RULE | IN_UNIT, KEY_BUDGET, S(prewarm_budget), 0, 0,
+	  "bytes (K, M, G, T suffix) or a percentage of RAM", "prewarm: at most this much read back for the unit" },
 };
 #undef D
 #undef S
@@ -712,6 +723,11 @@ static int parse_key_value(struct parse_state *st, const struct policy_key *k, c
 		r = parse_boolean(value);
 		if (r >= 0)
 			*(int *)target = r;
+		break;
+	case KEY_TRISTATE:
+		r = parse_boolean(value);
+		if (r >= 0)
+			*(int *)target = r ? PREWARM_YES : PREWARM_NO;
 		break;
 	case KEY_BACKEND:
 		r = backend_choice_from_string(value);
@@ -999,6 +1015,10 @@ static void apply_settings(struct rule_settings *into, const struct rule_setting
 		into->lock_budget = from->lock_budget;
 	if (from->exec_protect_limit)
 		into->exec_protect_limit = from->exec_protect_limit;
+	if (from->prewarm)
+		into->prewarm = from->prewarm;
+	if (from->prewarm_budget.set)
+		into->prewarm_budget = from->prewarm_budget;
 }
 
 bool policy_may_protect(const struct policy *p, const struct policy_input *in)

@@ -44,6 +44,8 @@ struct daemon_settings {
 	 * room under its limit plus its reclaimable file memory) is below
 	 * this: bytes, or a percentage of RAM or of the cgroup's limit. */
 	struct budget pressure_reserve;
+	struct budget prewarm_budget;	/* prewarm: all units' replays together */
+	unsigned prewarm_record_sec;	/* prewarm: record this often */
 };
 
 /* Per-process settings a rule (or a unit's own section) can give. */
@@ -53,7 +55,14 @@ struct rule_settings {
 	/* Kernel backend: the bound written to the cgroup's
 	 * memory.exec_protect; 0 unset (max), EXEC_PROTECT_LIMIT_MAX "max". */
 	uint64_t exec_protect_limit;
+	/* Record the unit's hot text and read it back at its start: 0
+	 * unset (no), PREWARM_NO, PREWARM_YES; zero-initialised settings
+	 * say nothing. */
+	int prewarm;
+	struct budget prewarm_budget; /* per unit replay */
 };
+
+enum { PREWARM_NO = 1, PREWARM_YES = 2 };
 
 #define EXEC_PROTECT_LIMIT_MAX UINT64_MAX
 

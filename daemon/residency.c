@@ -153,6 +153,13 @@ int residency_open(int proc_pid_fd, const struct exec_mapping *m, const char **r
 	return TAKE_FD(fd);
 }
 
+int residency_open_path(const char *path)
+{
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	return open_by_path(path);
+}
+
 int residency_map(int fd, uint64_t offset, uint64_t length, void **ret)
 {
 	void *p;

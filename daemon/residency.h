@@ -25,6 +25,11 @@ const char *residency_unlockable_kind(enum mapping_kind k);
  * hugetlbfs): reason given. */
 int residency_open(int proc_pid_fd, const struct exec_mapping *m, const char **ret_why);
 
+/* Open a regular file by its absolute path without following any
+ * symlink (openat2 RESOLVE_NO_SYMLINKS; before 5.6 at least not the last
+ * component). O_RDONLY; the caller checks what it opened. */
+int residency_open_path(const char *path);
+
 /* Map [offset, offset + length) of fd read-only and shared. */
 int residency_map(int fd, uint64_t offset, uint64_t length, void **ret);
 void residency_unmap(void *addr, uint64_t length);

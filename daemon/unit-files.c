@@ -109,6 +109,10 @@ int unit_files_merge(const struct unit_file *files, size_t n, struct policy *err
 			merged.lock_budget = s.lock_budget;
 		if (s.exec_protect_limit)
 			merged.exec_protect_limit = s.exec_protect_limit;
+		if (s.prewarm)
+			merged.prewarm = s.prewarm;
+		if (s.prewarm_budget.set)
+			merged.prewarm_budget = s.prewarm_budget;
 	}
 	if (!found)
 		return 0;
@@ -191,9 +195,19 @@ void rule_settings_format(const struct rule_settings *s, char *buf, size_t size)
 	}
 	if (s->exec_protect_limit && l < size) {
 		if (s->exec_protect_limit == EXEC_PROTECT_LIMIT_MAX)
-			snprintf(buf + l, size - l, "%sExecProtectLimit=max", l ? " " : "");
+			l += (size_t)snprintf(buf + l, size - l, "%sExecProtectLimit=max", l ? " " : "");
 		else
-			snprintf(buf + l, size - l, "%sExecProtectLimit=%llu", l ? " " : "",
-				 (unsigned long long)s->exec_protect_limit);
+			l += (size_t)snprintf(buf + l, size - l, "%sExecProtectLimit=%llu", l ? " " : "",
+					      (unsigned long long)s->exec_protect_limit);
+	}
+	if (s->prewarm && l < size)
+		l += (size_t)snprintf(buf + l, size - l, "%sPrewarm=%s", l ? " " : "",
+				      s->prewarm == PREWARM_YES ? "yes" : "no");
+	if (s->prewarm_budget.set && l < size) {
+		if (s->prewarm_budget.percent)
+			snprintf(buf + l, size - l, "%sPrewarmBudget=%u%%", l ? " " : "", s->prewarm_budget.percent);
+		else
+			snprintf(buf + l, size - l, "%sPrewarmBudget=%llu", l ? " " : "",
+				 (unsigned long long)s->prewarm_budget.bytes);
 	}
 }

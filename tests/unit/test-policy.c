@@ -344,7 +344,7 @@ static void test_unit_section(void)
 	snprintf(text, sizeof(text), "[Service]\nExecStart=/x\n[X-ExecGuard]\nProtect=sometimes\nMatchUnit=x\n");
 	CHECK_EQ_INT(policy_parse_unit_buffer(&s, &errs, "u.conf", text, strlen(text)), 2);
 	CHECK(has_error(&errs, 4, "expected yes or no"));
-	CHECK(has_error(&errs, 5, "unknown key MatchUnit in [X-ExecGuard]; expected Protect, LockBudget or ExecProtectLimit"));
+	CHECK(has_error(&errs, 5, "unknown key MatchUnit in [X-ExecGuard]; expected Protect, LockBudget, ExecProtectLimit, Prewarm or PrewarmBudget"));
 	policy_done(&errs);
 }
 
@@ -488,5 +488,52 @@ static void test_container_examples(void)
 	policy_done(&p);
 }
 
+static void test_prewarm_keys(void)
+{
+	struct policy p;
+	struct policy_decision d;
+	struct rule_settings unit_no = { .protect = -1, .prewarm = PREWARM_NO };
+	const char *text =
+		"[Daemon]\n"
+		"PrewarmBudget=1G\n"
+		"PrewarmRecordSec=5\n"
+		"[Rule web]\n"
+		"MatchUnit=*.service\n"
+		"Protect=yes\n"
+		"Prewarm=yes\n"
+		"PrewarmBudget=16M\n"
+		"[Rule quiet]\n"
+		"MatchUnit=cron.service\n"
+		"Prewarm=no\n";
+
+	CHECK_EQ_INT(parse(&p, text), 0);
+	CHECK_EQ_INT(p.daemon.prewarm_budget.bytes, 1ULL << 30);
+	CHECK_EQ_INT(p.daemon.prewarm_record_sec, 5);
+	d = decide(&p, "nginx.service", "/system.slice/nginx.service", "/usr/sbin/nginx", NULL);
+	CHECK_EQ_INT(d.settings.prewarm, PREWARM_YES);
+	CHECK_EQ_INT(d.settings.prewarm_budget.bytes, 16ULL << 20);
+	d = decide(&p, "cron.service", "/system.slice/cron.service", "/usr/sbin/cron", NULL);
+	CHECK_EQ_INT(d.settings.prewarm, PREWARM_NO);
+	CHECK(d.protect);
+	/* The unit's own section wins; one that says nothing keeps the rule's. */
+	d = decide(&p, "nginx.service", "/system.slice/nginx.service", "/usr/sbin/nginx", &unit_no);
+	CHECK_EQ_INT(d.settings.prewarm, PREWARM_NO);
+	unit_no.prewarm = 0;
+	d = decide(&p, "nginx.service", "/system.slice/nginx.service", "/usr/sbin/nginx", &unit_no);
+	CHECK_EQ_INT(d.settings.prewarm, PREWARM_YES);
+	policy_done(&p);
+
+	/* Defaults, and errors. */
+	policy_init(&p);
+	CHECK_EQ_INT(p.daemon.prewarm_budget.bytes, 128ULL << 20);
+	CHECK_EQ_INT(p.daemon.prewarm_record_sec, 300);
+	policy_done(&p);
+	CHECK_EQ_INT(parse(&p, "[Rule a]\nPrewarm=maybe\n[Daemon]\nPrewarmRecordSec=0\n"), 2);
+	CHECK(has_error(&p, 2, "expected yes or no"));
+	CHECK(has_error(&p, 4, "seconds from 1 to 86400"));
+	policy_done(&p);
+}
+
 TEST_MAIN(test_good, test_dependent_keys, test_errors, test_long_line_and_nul, test_precedence, test_unit_section,
-	  test_load_files, test_escaped_names, test_list_keys, test_container_examples)
+	  test_load_files, test_escaped_names, test_list_keys, test_container_examples,
+	  test_prewarm_keys)

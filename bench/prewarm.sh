@@ -22,19 +22,23 @@
 # and that read-ahead: since Linux 6.16 an exec fault reads read_ahead_kb
 # forward, and a disk set to megabytes would read most of the text on the
 # first faults anyway. --readahead-kb=0 runs it from /var/tmp as it is.
+# --dir=DIR runs it from DIR, a directory on a disk of its own with its
+# read-ahead as it is (bench/prewarm-vm.sh: the VM's throttled disk).
 #
-# Usage: bench/prewarm.sh [--readahead-kb=N] [--reps=N] [BUILD_DIR]
+# Usage: bench/prewarm.sh [--readahead-kb=N | --dir=DIR] [--reps=N] [BUILD_DIR]
 #        (as root; default BUILD_DIR: build)
 set -u
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 CMD="bench/prewarm.sh $*"
 RA_KB=128
 REPS=5
+DIR=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--readahead-kb=*) RA_KB=${1#*=} ;;
 	--reps=*) REPS=${1#*=} ;;
-	-*) echo "usage: $0 [--readahead-kb=N] [--reps=N] [BUILD_DIR]" >&2; exit 2 ;;
+	--dir=*) DIR=${1#*=} ;;
+	-*) echo "usage: $0 [--readahead-kb=N | --dir=DIR] [--reps=N] [BUILD_DIR]" >&2; exit 2 ;;
 	*) break ;;
 	esac
 	shift
@@ -71,7 +75,10 @@ python3 "$SRC/bench/pressure/gen-text.py" "$NMOD" "$HOT" "$W/text.c" || exit 1
 gcc -O1 -fno-toplevel-reorder -fno-reorder-functions -I"$SRC/bench/pressure" -I"$W" -c "$W/text.c" -o "$W/text.o" || exit 1
 gcc -O1 -Wall -I"$SRC/bench/pressure" -I"$W" -o "$W/startload" "$SRC/bench/prewarm/startload.c" "$W/text.o" || exit 1
 BIN=$W/startload
-if [ "$RA_KB" != 0 ]; then
+if [ -n "$DIR" ]; then
+	cp "$BIN" "$DIR/startload" && sync || exit 1
+	BIN=$DIR/startload
+elif [ "$RA_KB" != 0 ]; then
 	truncate -s 128M "$W/img" && mkfs.ext4 -q -F "$W/img" || exit 1
 	LOOP=$(losetup -f --show --direct-io=on "$W/img") || { echo "no loop device"; exit 77; }
 	mkdir -p "$W/m" && mount "$LOOP" "$W/m" || exit 1
@@ -154,7 +161,7 @@ done
 
 echo "# $CMD"
 echo "# $(uname -r), $(nproc) CPUs; text $((NMOD / 4)) MiB, start-up touches $((TOUCHED >> 20)) MiB;" \
-	"read_ahead_kb $([ "$RA_KB" = 0 ] && echo "of /var/tmp's disk" || echo "$RA_KB (loop, direct I/O)"); medians of $REPS runs"
+	"read_ahead_kb $(if [ -n "$DIR" ]; then echo "of $DIR's disk"; elif [ "$RA_KB" = 0 ]; then echo "of /var/tmp's disk"; else echo "$RA_KB (loop, direct I/O)"; fi); medians of $REPS runs"
 echo "| mode | time to ready | major faults | read back | read back / touched |"
 echo "| --- | --- | --- | --- | --- |"
 for m in cold exec daemon; do

@@ -108,6 +108,7 @@ check_deb() {
 	# The metrics timer: shipped, never enabled or started by the package.
 	# (dh's "don't enable" snippet: enable only if the admin had it enabled.)
 	has "deb-systemd-helper debian-installed 'execguard-metrics.timer'" "$ctl/postinst" "timer not enabled on install"
+	has "deb-systemd-invoke stop execguard-metrics.timer execguard-metrics.service" "$ctl/prerm" "stop the timer on remove"
 	! grep -q "deb-systemd-invoke .*execguard-metrics" "$ctl/postinst" ||
 		fail "postinst starts execguard-metrics: $(grep "deb-systemd-invoke .*execguard-metrics" "$ctl/postinst")"
 	[ $bad = 0 ] && echo "ok: files, conffiles, Depends ($depends), maintainer scripts"

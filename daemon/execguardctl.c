@@ -972,6 +972,15 @@ static int dispatch(int argc, char **argv)
 		fprintf(stderr, "execguardctl: %s takes %s\n", verb, want == 2 ? "one PID" : "no arguments");
 		return EXIT_USAGE;
 	}
+	/* Said rather than ignored: a script would wait for what never comes. */
+	if (streq(verb, "metrics") && arg_json) {
+		fprintf(stderr, "execguardctl: metrics has no --json: it prints the Prometheus text format\n");
+		return EXIT_USAGE;
+	}
+	if (!streq(verb, "metrics") && arg_output) {
+		fprintf(stderr, "execguardctl: --output= is for metrics only\n");
+		return EXIT_USAGE;
+	}
 	r = connect_daemon(&bus);
 	if (r < 0)
 		return -r;

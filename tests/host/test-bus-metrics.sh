@@ -41,6 +41,14 @@ ctl metrics > "$T/stdout.prom" || fail "metrics to stdout failed"
 cat "$T/textfile/execguard.prom"
 pass "metrics written atomically"
 
+ctl --json metrics > /dev/null 2>&1
+[ $? = 2 ] || fail "metrics --json: want exit 2"
+ctl --output="$T/x.prom" status > /dev/null 2>&1
+[ $? = 2 ] && [ ! -e "$T/x.prom" ] || fail "status --output=: want exit 2 and no file"
+ctl metrics --output="$T/nonexistent/execguard.prom" > /dev/null 2>&1
+[ $? = 1 ] || fail "metrics into a missing directory: want exit 1"
+pass "usage errors and a failed write"
+
 promtool check metrics < "$T/textfile/execguard.prom" > "$T/promtool.out" 2>&1 ||
 	fail "promtool check metrics: $(cat "$T/promtool.out")"
 promtool check metrics < "$T/stdout.prom" > "$T/promtool.out" 2>&1 ||

@@ -27,6 +27,11 @@ run_in "$S/$A" sleep 600
 pa=$LAST_PID
 wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pa" EXECGUARD_UNIT="'$A'" || fail "pid $pa not protected"
 
+# The patched kernel's figures, in the fake tree the daemon and metrics
+# read (--cgroup-root): text faults, breaches, what reclaim kept.
+printf 'pgmajfault 9\npgmajfault_exec 5\nexec_protect_kept 4096\n' > "$T/cgroot/$S/$A/memory.stat"
+printf 'low 0\nexec_protect_breach 2\n' > "$T/cgroot/$S/$A/memory.events"
+
 # The counters move with every exec on the host: status before and after
 # the metrics bound them; the per-unit figures of a sleeping process do
 # not move.
@@ -126,6 +131,7 @@ for name, u in units.items():
     assert one('execguard_unit_processes', unit=name) == u['processes'], name
     for key, metric in [('text_mapped_bytes', 'execguard_unit_text_mapped_bytes'),
                         ('breaches', 'execguard_unit_breaches_total'),
+                        ('major_faults', 'execguard_unit_major_faults_total'),
                         ('locked_bytes', 'execguard_unit_text_locked_bytes')]:
         if u[key] is None:
             assert name not in [l['unit'] for l, _ in served.get(metric, [])], (metric, name)
@@ -136,6 +142,9 @@ assert a and a[0]['reason'] == 'policy' and a[0]['source'] == 'web', a
 assert units[unit]['protected'] and units[unit]['processes'] == 1
 # The kernel backend set memory.exec_protect=max up the (fake) tree.
 assert one('execguard_unit_exec_protect_bound_bytes', unit=unit) == float('inf')
+assert one('execguard_unit_exec_protect_kept_bytes', unit=unit) == 4096
+assert units[unit]['major_faults'] == 5 and units[unit]['breaches'] == 2, units[unit]
+assert types['execguard_unit_major_faults_total'] == 'counter' and types['execguard_unit_breaches_total'] == 'counter'
 print('agree:', len(units), 'units,', sum(len(v) for k, v in served.items() if k.startswith('execguard_')), 'samples')
 PY
 pass "served values agree with status --json"

@@ -78,11 +78,12 @@ bad:
 	return -EINVAL;
 }
 
-int proc_stat_majflt(const char *buf, size_t len, uint64_t *ret)
+#define STAT_TAIL 512
+
+/* The fields after the comm, which may hold ") ", into tmp. */
+static int proc_stat_after_comm(const char *buf, size_t len, char tmp[static STAT_TAIL])
 {
 	const char *close = NULL;
-	unsigned long long v;
-	char tmp[512];
 	size_t l;
 
 	for (size_t i = len; i > 0; i--)
@@ -93,10 +94,20 @@ int proc_stat_majflt(const char *buf, size_t len, uint64_t *ret)
 	if (!close)
 		return -EINVAL;
 	l = (size_t)(buf + len - close - 1);
-	if (l >= sizeof(tmp))
-		l = sizeof(tmp) - 1;
+	if (l >= STAT_TAIL)
+		l = STAT_TAIL - 1;
 	memcpy(tmp, close + 1, l);
 	tmp[l] = '\0';
+	return 0;
+}
+
+int proc_stat_majflt(const char *buf, size_t len, uint64_t *ret)
+{
+	unsigned long long v;
+	char tmp[STAT_TAIL];
+
+	if (proc_stat_after_comm(buf, len, tmp) < 0)
+		return -EINVAL;
 	/* After the comm: state ppid pgrp session tty_nr tpgid flags minflt
 	 * cminflt majflt. */
 	if (sscanf(tmp, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %llu", &v) != 1)
@@ -123,6 +134,21 @@ int read_smaps_exec(int proc_fd, pid_t pid, struct text_mappings *ret)
 	if (r < 0)
 		return r;
 	return smaps_parse_exec(buf, len, ret);
+}
+
+int proc_stat_cpu_ticks(const char *buf, size_t len, uint64_t *ret)
+{
+	unsigned long long u, s;
+	char tmp[STAT_TAIL];
+
+	if (proc_stat_after_comm(buf, len, tmp) < 0)
+		return -EINVAL;
+	/* state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+	 * cmajflt utime stime */
+	if (sscanf(tmp, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &u, &s) != 2)
+		return -EINVAL;
+	*ret = u + s;
+	return 0;
 }
 
 uint64_t read_pid_majflt(int proc_fd, pid_t pid)

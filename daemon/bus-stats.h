@@ -51,3 +51,5 @@ int read_exec_protect_effective(int cgroup_root_fd, const char *cgroup, uint64_t
 /* memory.stat exec_protect_kept: what reclaim keeps for the cgroup and its
  * subtree because of the protection; STAT_UNKNOWN when absent. */
 uint64_t read_cgroup_exec_kept(int cgroup_root_fd, const char *cgroup);
+/* utime + stime (fields 14 and 15) of /proc/PID/stat text, in clock ticks. */
+int proc_stat_cpu_ticks(const char *buf, size_t len, uint64_t *ret);

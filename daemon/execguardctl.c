@@ -3,6 +3,7 @@
  * explain its decisions, reload it; check a policy without it. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "bus-stats.h"
 #include "bus-names.h"
+#include "metrics.h"
 #include "policy.h"
 #include "unit-files.h"
 #include "util.h"
@@ -26,6 +28,8 @@ enum {
 static bool arg_json;
 static uint64_t arg_timeout_usec; /* 0: sd-bus's default (25 s) */
 static const char *arg_config = DEFAULT_CONFIG;
+static const char *arg_output; /* metrics: write here, atomically */
+static const char *arg_cgroup_root = "/sys/fs/cgroup";
 
 static void help(void)
 {
@@ -49,6 +53,8 @@ static void help(void)
 	       "                         needs no daemon\n"
 	       "  reload                 Reload the policy; prints the errors if it is rejected\n"
 	       "  keys                   Every policy key, per section, and what it does\n"
+	       "  metrics                The figures of status in the Prometheus text format,\n"
+	       "                         for node_exporter's textfile collector\n"
 	       "\n"
 	       "Options:\n"
 	       "  -h --help              Show this help\n"
@@ -56,6 +62,10 @@ static void help(void)
 	       "     --json              Print JSON instead of tables\n"
 	       "  -c --config=FILE       Policy file for check-config (default %s)\n"
 	       "     --timeout=SEC       Wait at most SEC seconds for each answer (default 25)\n"
+	       "     --output=FILE       metrics: replace FILE atomically (a temporary file in\n"
+	       "                         its directory, renamed) instead of printing\n"
+	       "     --cgroup-root=DIR   metrics: where to read memory.exec_protect (default\n"
+	       "                         /sys/fs/cgroup; execguardd's --cgroup-root)\n"
 	       "\n"
 	       "Exit status: 0 success, 1 failure (errors, rejected reload, no such process),\n"
 	       "2 usage, 3 execguardd not reachable or no answer in time. See execguardctl(1).\n",
@@ -563,6 +573,136 @@ static int cmd_reload(sd_bus *bus)
 	return EXIT_OK;
 }
 
+/* metrics: what status shows, in the Prometheus text format. */
+
+/* The daemon's CPU time: its PID from the bus, its /proc/PID/stat. */
+static bool daemon_cpu_seconds(sd_bus *bus, double *ret)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_free_ char *buf = NULL;
+	uint32_t pid = 0;
+	uint64_t ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	char path[32];
+	size_t len;
+
+	if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+			       "GetConnectionUnixProcessID", NULL, &reply, "s", EXECGUARD_BUS_NAME) < 0 ||
+	    sd_bus_message_read(reply, "u", &pid) < 0 || pid == 0 || hz <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if (read_file_at(AT_FDCWD, path, 4096, &buf, &len) < 0 || proc_stat_cpu_ticks(buf, len, &ticks) < 0)
+		return false;
+	*ret = (double)ticks / (double)hz;
+	return true;
+}
+
+/* The kernel's bound in force and what it kept, read from cgroupfs: the
+ * bus gives them only inside the state text. Left out without the patch. */
+static void unit_bound(int cgroup_root_fd, const char *cgroup, struct metrics_unit *u)
+{
+	_cleanup_free_ char *where = NULL;
+	uint64_t bound = 0;
+
+	u->kept = METRICS_UNKNOWN;
+	if (cgroup_root_fd < 0 || !cgroup || cgroup[0] != '/')
+		return;
+	if (read_exec_protect_effective(cgroup_root_fd, cgroup, &bound, &where) < 0)
+		return;
+	u->has_bound = true;
+	/* Off somewhere up the tree: no bound in force. */
+	u->bound = where ? 0 : bound;
+	u->bound_max = !where && bound == UINT64_MAX;
+	u->kept = read_cgroup_exec_kept(cgroup_root_fd, cgroup);
+}
+
+/* The units' rows; their strings point into the reply, alive until the end. */
+struct metrics_rows {
+	struct metrics_unit *u;
+	char (*source)[256];
+	size_t n;
+};
+
+static void metrics_rows_done(struct metrics_rows *rows)
+{
+	free(rows->source);
+	free(rows->u);
+}
+
+static int cmd_metrics(sd_bus *bus)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *pr = NULL, *reply = NULL;
+	_cleanup_close_ int cgroup_root_fd = -1;
+	_cleanup_free_ char *text = NULL;
+	struct metrics_rows rows = { 0 };
+	struct metrics_daemon d;
+	const char *unit, *cgroup, *backend, *why;
+	uint32_t procs;
+	uint64_t mapped, resident, locked, majflt, breaches;
+	struct props p;
+	size_t len;
+	int on, r;
+
+	if ((r = get_props(bus, &pr, &p)) < 0 || (r = call(bus, "ListUnits", &reply, NULL)) < 0)
+		return -r;
+	d = (struct metrics_daemon){
+		.version = p.version, .backend = p.backend, .processes_protected = p.processes,
+		.exec_events = p.execs, .exit_events = p.exits, .decisions = p.decisions,
+		.overflows = p.overflows, .rescans = p.rescans, .backend_errors = p.backend_errors,
+		/* No decision yet: no samples, the percentiles say nothing. */
+		.has_latency = p.decisions > 0, .latency_p50_usec = p.p50, .latency_p99_usec = p.p99,
+		.latency_max_usec = p.max,
+	};
+	d.has_cpu = daemon_cpu_seconds(bus, &d.cpu_seconds);
+	if (streq_ptr(p.backend, "kernel"))
+		cgroup_root_fd = open(arg_cgroup_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	r = sd_bus_message_enter_container(reply, 'a', "(sssbsuttttt)");
+	while (r >= 0 && (r = sd_bus_message_read(reply, "(sssbsuttttt)", &unit, &cgroup, &backend,
+						  &on, &why, &procs, &mapped, &resident, &locked,
+						  &majflt, &breaches)) > 0) {
+		struct metrics_unit *nu = realloc(rows.u, (rows.n + 1) * sizeof(*nu));
+		char (*ns)[256] = nu ? realloc(rows.source, (rows.n + 1) * sizeof(*ns)) : NULL;
+
+		if (nu)
+			rows.u = nu;
+		if (ns)
+			rows.source = ns;
+		if (!ns) {
+			r = -ENOMEM;
+			break;
+		}
+		rows.u[rows.n] = (struct metrics_unit){
+			.unit = unit,
+			.reason = metrics_reason_from_state(why, rows.source[rows.n], sizeof(rows.source[0])),
+			.source = rows.source[rows.n],
+			.protected_now = on,
+			.processes = procs,
+			.text_mapped = mapped, .text_resident = resident, .text_locked = locked,
+			.major_faults = majflt, .breaches = breaches,
+		};
+		unit_bound(cgroup_root_fd, *cgroup ? cgroup : NULL, &rows.u[rows.n]);
+		rows.n++;
+	}
+	if (r >= 0)
+		r = metrics_format(&d, rows.u, rows.n, &text, &len);
+	metrics_rows_done(&rows);
+	if (r < 0) {
+		fprintf(stderr, "execguardctl: metrics: %s\n", strerror(-r));
+		return EXIT_FAILED;
+	}
+	if (!arg_output) {
+		fwrite(text, 1, len, stdout);
+		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILED;
+	}
+	r = write_file_atomic(arg_output, text, len, 0644);
+	if (r < 0) {
+		fprintf(stderr, "execguardctl: cannot write %s: %s\n", arg_output, strerror(-r));
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
 /* check-config: everything the daemon would read, without it. */
 
 static char *dropin_dir_for(const char *config)
@@ -720,13 +860,15 @@ out:
 /* 1: go on; 0: done; <0: usage error. */
 static int parse_argv(int argc, char **argv)
 {
-	enum { ARG_VERSION = 0x100, ARG_JSON, ARG_TIMEOUT };
+	enum { ARG_VERSION = 0x100, ARG_JSON, ARG_TIMEOUT, ARG_OUTPUT, ARG_CGROUP_ROOT };
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
 		{ "json", no_argument, NULL, ARG_JSON },
 		{ "config", required_argument, NULL, 'c' },
 		{ "timeout", required_argument, NULL, ARG_TIMEOUT },
+		{ "output", required_argument, NULL, ARG_OUTPUT },
+		{ "cgroup-root", required_argument, NULL, ARG_CGROUP_ROOT },
 		{}
 	};
 	int c;
@@ -744,6 +886,16 @@ static int parse_argv(int argc, char **argv)
 			break;
 		case 'c':
 			arg_config = optarg;
+			break;
+		case ARG_OUTPUT:
+			if (!*optarg) {
+				fprintf(stderr, "execguardctl: --output= wants a file\n");
+				return -EINVAL;
+			}
+			arg_output = optarg;
+			break;
+		case ARG_CGROUP_ROOT:
+			arg_cgroup_root = optarg;
 			break;
 		case ARG_TIMEOUT: {
 			char *end = NULL;
@@ -766,7 +918,7 @@ static int parse_argv(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "execguardctl: a command is needed: status, libs, explain PID, check-config or reload (see --help)\n");
+		fprintf(stderr, "execguardctl: a command is needed: status, libs, metrics, explain PID, check-config or reload (see --help)\n");
 		return -EINVAL;
 	}
 	return 1;
@@ -812,12 +964,21 @@ static int dispatch(int argc, char **argv)
 		return cmd_keys();
 	}
 	if (!streq(verb, "status") && !streq(verb, "libs") && !streq(verb, "explain") &&
-	    !streq(verb, "reload")) {
+	    !streq(verb, "reload") && !streq(verb, "metrics")) {
 		fprintf(stderr, "execguardctl: unknown command '%s' (see --help)\n", verb);
 		return EXIT_USAGE;
 	}
 	if (argc != want) {
 		fprintf(stderr, "execguardctl: %s takes %s\n", verb, want == 2 ? "one PID" : "no arguments");
+		return EXIT_USAGE;
+	}
+	/* Said rather than ignored: a script would wait for what never comes. */
+	if (streq(verb, "metrics") && arg_json) {
+		fprintf(stderr, "execguardctl: metrics has no --json: it prints the Prometheus text format\n");
+		return EXIT_USAGE;
+	}
+	if (!streq(verb, "metrics") && arg_output) {
+		fprintf(stderr, "execguardctl: --output= is for metrics only\n");
 		return EXIT_USAGE;
 	}
 	r = connect_daemon(&bus);
@@ -827,6 +988,8 @@ static int dispatch(int argc, char **argv)
 		return cmd_status(bus);
 	if (streq(verb, "libs"))
 		return cmd_libs(bus);
+	if (streq(verb, "metrics"))
+		return cmd_metrics(bus);
 	if (streq(verb, "explain"))
 		return cmd_explain(bus, argv[1]);
 	return cmd_reload(bus);

@@ -235,3 +235,38 @@ char *memdup_str(const char *p, size_t n)
 	s[n] = '\0';
 	return s;
 }
+
+int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode)
+{
+	_cleanup_free_ char *tmp = NULL;
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path + 1) : 0, fd, r = 0;
+
+	if (!*path || (slash && !slash[1]))
+		return -EINVAL;
+	if (asprintf(&tmp, "%.*s.%s.XXXXXX", dirlen, path, slash ? slash + 1 : path) < 0)
+		return -ENOMEM;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (size_t done = 0; done < len && r == 0;) {
+		ssize_t n = write(fd, buf + done, len - done);
+
+		if (n < 0 && errno != EINTR)
+			r = -errno;
+		else if (n > 0)
+			done += (size_t)n;
+	}
+	/* mkostemp makes 0600; readers such as node_exporter run as another user. */
+	if (r == 0 && fchmod(fd, mode) < 0)
+		r = -errno;
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		(void)unlink(tmp);
+	return r;
+}

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
@@ -87,6 +88,11 @@ int read_file_at(int dirfd, const char *path, size_t max_size, char **ret_buf, s
 
 /* Write a short string to a file relative to dirfd, without O_CREAT. */
 int write_file_at(int dirfd, const char *path, const char *value);
+
+/* Replace path with buf atomically: a hidden temporary file in the same
+ * directory (".NAME.XXXXXX", so that readers globbing *.prom skip it),
+ * fsync'ed, given mode, renamed over path. */
+int write_file_atomic(const char *path, const char *buf, size_t len, mode_t mode);
 
 /* A fresh DIR stream over the directory dirfd names (its own fd, so
  * the caller's stays open and unmoved). */

@@ -44,6 +44,20 @@ if [ -n "$unit" ]; then
 		[ -z "$out" ] || { echo "FAIL: systemd-analyze verify: $out"; bad=1; }
 	fi
 fi
+# The metrics service and timer, beside execguardd's unit.
+for u in execguard-metrics.service execguard-metrics.timer; do
+	[ -n "$unit" ] && [ -f "$(dirname "$unit")/$u" ] || { echo "FAIL: $u not installed beside execguardd.service"; bad=1; }
+done
+metrics=$(dirname "${unit:-/nonexistent}")/execguard-metrics.service
+if [ -f "$metrics" ]; then
+	grep -q "^ExecStart=$(abs "$BIN")/execguardctl .*metrics --output=/var/lib/prometheus/node-exporter/execguard.prom\$" "$metrics" ||
+		{ echo "FAIL: execguard-metrics.service ExecStart= wrong"; bad=1; }
+	if command -v systemd-analyze > /dev/null; then
+		out=$(systemd-analyze verify "$metrics" "$(dirname "$metrics")/execguard-metrics.timer" 2>&1 |
+			grep -v "is not executable\|Command 'man ")
+		[ -z "$out" ] || { echo "FAIL: systemd-analyze verify (metrics): $out"; bad=1; }
+	fi
+fi
 if command -v journalctl > /dev/null; then
 	journalctl --root="$D" --update-catalog 2> /dev/null
 	n=$(journalctl --root="$D" --list-catalog 2> /dev/null | grep -c " execguard: ")

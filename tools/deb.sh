@@ -44,6 +44,8 @@ die() { echo "deb: $*" >&2; exit 1; }
 # (a test program, a static library) fails.
 expected=(
 	./etc/execguard.conf
+	./lib/systemd/system/execguard-metrics.service
+	./lib/systemd/system/execguard-metrics.timer
 	./lib/systemd/system/execguardd.service
 	./usr/bin/execguardctl
 	./usr/lib/systemd/catalog/execguard.catalog
@@ -103,6 +105,12 @@ check_deb() {
 	has "deb-systemd-invoke stop 'execguardd.service'" "$ctl/prerm"
 	has "deb-systemd-helper purge 'execguardd.service'" "$ctl/postrm"
 	has "rm -rf /run/execguard" "$ctl/postrm"
+	# The metrics timer: shipped, never enabled or started by the package.
+	# (dh's "don't enable" snippet: enable only if the admin had it enabled.)
+	has "deb-systemd-helper debian-installed 'execguard-metrics.timer'" "$ctl/postinst" "timer not enabled on install"
+	has "deb-systemd-invoke stop execguard-metrics.timer execguard-metrics.service" "$ctl/prerm" "stop the timer on remove"
+	! grep -q "deb-systemd-invoke .*execguard-metrics" "$ctl/postinst" ||
+		fail "postinst starts execguard-metrics: $(grep "deb-systemd-invoke .*execguard-metrics" "$ctl/postinst")"
 	[ $bad = 0 ] && echo "ok: files, conffiles, Depends ($depends), maintainer scripts"
 	return 0
 }

@@ -67,6 +67,10 @@ static void test_majflt(void)
 	CHECK_EQ_INT(proc_stat_majflt(t, sizeof(t) - 1, &v), 0);
 	CHECK_EQ_INT(v, 42);
 	CHECK_EQ_INT(proc_stat_majflt("1234 noparen", 12, &v), -EINVAL);
+	/* utime 3 + stime 4, after cmajflt 0. */
+	CHECK_EQ_INT(proc_stat_cpu_ticks(t, sizeof(t) - 1, &v), 0);
+	CHECK_EQ_INT(v, 7);
+	CHECK_EQ_INT(proc_stat_cpu_ticks("1 (x) S 1 1", 11, &v), -EINVAL);
 }
 
 static void put(int dfd, const char *path, const char *v)

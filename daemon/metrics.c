@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics.h"
+#include "util.h"
+
+void metrics_escape_label(const char *s, FILE *f)
+{
+	for (; s && *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", f);
+		else if (*s == '"')
+			fputs("\\\"", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* HELP and TYPE once per family, before all its samples. */
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void sample_u64(FILE *f, const char *name, uint64_t v)
+{
+	fprintf(f, "%s %" PRIu64 "\n", name, v);
+}
+
+static void unit_label(FILE *f, const char *name, const struct metrics_unit *u)
+{
+	fprintf(f, "%s{unit=\"", name);
+	metrics_escape_label(u->unit, f);
+	fputs("\"}", f);
+}
+
+/* One per-unit family: the units that know the figure, others left out. */
+static void unit_family(FILE *f, const char *name, const char *type, const char *help,
+			const struct metrics_unit *units, size_t n, size_t offset)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < n && !any; i++)
+		any = *(const uint64_t *)((const char *)&units[i] + offset) != METRICS_UNKNOWN;
+	if (!any)
+		return;
+	family(f, name, type, help);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = *(const uint64_t *)((const char *)&units[i] + offset);
+
+		if (v == METRICS_UNKNOWN)
+			continue;
+		unit_label(f, name, &units[i]);
+		fprintf(f, " %" PRIu64 "\n", v);
+	}
+}
+
+#define UNIT_FAMILY(f, name, type, help, units, n, field) \
+	unit_family(f, name, type, help, units, n, offsetof(struct metrics_unit, field))
+
+int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *units, size_t n,
+		   char **ret, size_t *ret_len)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	bool any_bound = false;
+
+	if (!f)
+		return -ENOMEM;
+
+	family(f, "execguard_info", "gauge", "The running execguardd: version and backend.");
+	fputs("execguard_info{version=\"", f);
+	metrics_escape_label(d->version, f);
+	fputs("\",backend=\"", f);
+	metrics_escape_label(d->backend, f);
+	fputs("\"} 1\n", f);
+	family(f, "execguard_processes_protected", "gauge", "Processes the daemon protects now.");
+	sample_u64(f, "execguard_processes_protected", d->processes_protected);
+	family(f, "execguard_exec_events_total", "counter", "Exec events read from the proc connector.");
+	sample_u64(f, "execguard_exec_events_total", d->exec_events);
+	family(f, "execguard_exit_events_total", "counter", "Exit events read from the proc connector.");
+	sample_u64(f, "execguard_exit_events_total", d->exit_events);
+	family(f, "execguard_decisions_total", "counter", "Policy decisions taken for exec'd processes.");
+	sample_u64(f, "execguard_decisions_total", d->decisions);
+	family(f, "execguard_overflows_total", "counter", "Proc connector overflows (events lost, then a rescan).");
+	sample_u64(f, "execguard_overflows_total", d->overflows);
+	family(f, "execguard_rescans_total", "counter", "Full rescans of /proc.");
+	sample_u64(f, "execguard_rescans_total", d->rescans);
+	family(f, "execguard_backend_errors_total", "counter", "Errors of the protection backend.");
+	sample_u64(f, "execguard_backend_errors_total", d->backend_errors);
+	if (d->has_cpu) {
+		family(f, "execguard_cpu_seconds_total", "counter", "CPU time of execguardd, user and system.");
+		fprintf(f, "execguard_cpu_seconds_total %.2f\n", d->cpu_seconds);
+	}
+	if (d->has_latency) {
+		/* The daemon keeps recent samples, not buckets: gauges per statistic. */
+		family(f, "execguard_exec_decision_latency_seconds", "gauge",
+		       "Exec to decision latency over the daemon's recent samples (stat: p50, p99, max).");
+		fprintf(f, "execguard_exec_decision_latency_seconds{stat=\"p50\"} %.6f\n", d->latency_p50_usec / 1e6);
+		fprintf(f, "execguard_exec_decision_latency_seconds{stat=\"p99\"} %.6f\n", d->latency_p99_usec / 1e6);
+		fprintf(f, "execguard_exec_decision_latency_seconds{stat=\"max\"} %.6f\n", d->latency_max_usec / 1e6);
+	}
+
+	if (n) {
+		family(f, "execguard_unit_protected", "gauge",
+		       "1 when the unit's text is protected now; reason: policy, drop-in, default or none.");
+		for (size_t i = 0; i < n; i++) {
+			fputs("execguard_unit_protected{unit=\"", f);
+			metrics_escape_label(units[i].unit, f);
+			fputs("\",reason=\"", f);
+			metrics_escape_label(units[i].reason, f);
+			fputs("\",source=\"", f);
+			metrics_escape_label(units[i].source, f);
+			fprintf(f, "\"} %d\n", units[i].protected_now ? 1 : 0);
+		}
+	}
+	UNIT_FAMILY(f, "execguard_unit_processes", "gauge", "Processes of the unit the daemon protects.",
+		    units, n, processes);
+	UNIT_FAMILY(f, "execguard_unit_text_mapped_bytes", "gauge", "Executable file mappings of the unit's processes.",
+		    units, n, text_mapped);
+	UNIT_FAMILY(f, "execguard_unit_text_resident_bytes", "gauge", "Resident part of the unit's text.",
+		    units, n, text_resident);
+	UNIT_FAMILY(f, "execguard_unit_text_locked_bytes", "gauge", "Text the lock backend holds locked for the unit.",
+		    units, n, text_locked);
+	UNIT_FAMILY(f, "execguard_unit_major_faults_total", "counter",
+		    "Major faults of the unit: text faults (pgmajfault_exec) on the patched kernel, all major faults otherwise.",
+		    units, n, major_faults);
+	UNIT_FAMILY(f, "execguard_unit_breaches_total", "counter",
+		    "Times reclaim took protected text anyway (memory.events exec_protect_breach).",
+		    units, n, breaches);
+
+	for (size_t i = 0; i < n; i++)
+		any_bound |= units[i].has_bound;
+	if (any_bound) {
+		family(f, "execguard_unit_exec_protect_bound_bytes", "gauge",
+		       "memory.exec_protect in force for the unit (the smallest up to the root; +Inf for max).");
+		for (size_t i = 0; i < n; i++) {
+			if (!units[i].has_bound)
+				continue;
+			unit_label(f, "execguard_unit_exec_protect_bound_bytes", &units[i]);
+			if (units[i].bound_max)
+				fputs(" +Inf\n", f);
+			else
+				fprintf(f, " %" PRIu64 "\n", units[i].bound);
+		}
+	}
+	UNIT_FAMILY(f, "execguard_unit_exec_protect_kept_bytes", "gauge",
+		    "Text reclaim kept for the unit because of its protection (memory.stat exec_protect_kept).",
+		    units, n, kept);
+
+	if (fclose(f) != 0 || !buf) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*ret = buf;
+	if (ret_len)
+		*ret_len = len;
+	return 0;
+}
+
+static const char *reason_of_source(const char *s)
+{
+	if (streq(s, "default"))
+		return "default";
+	/* A unit's [X-ExecGuard] section names its file (or "unit file"). */
+	if (s[0] == '/' || streq(s, "unit file"))
+		return "drop-in";
+	return "policy";
+}
+
+const char *metrics_reason_from_state(const char *state, char *source, size_t size)
+{
+	const char *p, *q, *end;
+	size_t l = state ? strlen(state) : 0;
+
+	source[0] = '\0';
+	if (!l)
+		return "none";
+	end = state + l;
+	p = NULL;
+	for (q = state; (q = strstr(q, "(policy ")); q++)
+		p = q;
+	if (p && end[-1] == ')') {
+		p += strlen("(policy ");
+		snprintf(source, size, "%.*s", (int)(end - 1 - p), p);
+		return reason_of_source(source);
+	}
+	p = NULL;
+	for (q = state; (q = strstr(q, " at ")); q++)
+		p = q;
+	if (p) {
+		p += strlen(" at ");
+		if (end[-1] == ')')
+			end--;
+		snprintf(source, size, "%.*s", (int)(end - p), p);
+		return "drop-in";
+	}
+	return "none";
+}

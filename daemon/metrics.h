@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The Prometheus text exposition format (0.0.4) of what execguardctl
+ * reads from execguardd: a pure function from the figures to a buffer,
+ * so that a test can check names, escaping and the whole text. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* A figure the daemon does not know: its sample is left out. */
+#define METRICS_UNKNOWN UINT64_MAX
+
+struct metrics_unit {
+	const char *unit;
+	/* Why protected or not: "policy" (a [Rule]), "drop-in" (a unit's
+	 * [X-ExecGuard] section), "default", "none" (the daemon said no source). */
+	const char *reason;
+	const char *source; /* the rule's name or the unit file; "" unknown */
+	bool protected_now;
+	uint64_t processes;
+	uint64_t text_mapped, text_resident, text_locked; /* bytes */
+	uint64_t major_faults, breaches;
+	/* memory.exec_protect in force (the smallest up to the root) and
+	 * exec_protect_kept; has_bound false without the kernel patch. */
+	bool has_bound, bound_max;
+	uint64_t bound, kept;
+};
+
+struct metrics_daemon {
+	const char *version, *backend;
+	uint64_t processes_protected;
+	uint64_t exec_events, exit_events, decisions, overflows, rescans, backend_errors;
+	/* Percentiles over the daemon's recent samples, not a histogram: it
+	 * keeps no cumulative buckets. */
+	bool has_latency;
+	uint32_t latency_p50_usec, latency_p99_usec, latency_max_usec;
+	bool has_cpu;
+	double cpu_seconds;
+};
+
+/* The text for d and units[0..n) into a malloc'ed, NUL-terminated *ret. */
+int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *units, size_t n,
+		   char **ret, size_t *ret_len);
+
+/* A label value as the format wants it: \\, \" and \n escaped. */
+void metrics_escape_label(const char *s, FILE *f);
+
+
+/* Why execguardd protects a unit or not, from the state text of its
+ * ListUnits row (the bus has no field of its own for it): "... (policy
+ * SOURCE)" from a decision, "... at SOURCE" from a unit section alone.
+ * Returns "policy", "drop-in", "default" or "none"; the SOURCE into
+ * source (empty for none). */
+const char *metrics_reason_from_state(const char *state, char *source, size_t size);

@@ -1,0 +1,157 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# execguardctl metrics against a daemon on a private bus: promtool
+# accepts the text, Debian's prometheus-node-exporter serves it from its
+# textfile directory, and the values agree with execguardctl --json status.
+. "$(dirname "$0")/bus/lib-bus.sh"
+
+NODE_EXPORTER=${NODE_EXPORTER:-$(command -v prometheus-node-exporter)}
+[ -x "$NODE_EXPORTER" ] || skip "prometheus-node-exporter is not installed (tools/deps.sh test)"
+command -v promtool > /dev/null || skip "promtool is not installed (package prometheus; tools/deps.sh test)"
+command -v curl > /dev/null || skip "curl is not installed"
+bus_test_init
+
+A=egtest-a-$$.service
+unit_cgroup "$S" "$A"
+write_conf <<CONF
+[Daemon]
+Backend=kernel
+[Rule web]
+MatchUnit=egtest-a-$$.service
+Protect=yes
+CONF
+
+start_daemon --cgroup-root="$T/cgroot"
+wait_event 5 BUS_NAME || fail "daemon did not take its bus name"
+run_in "$S/$A" sleep 600
+pa=$LAST_PID
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pa" EXECGUARD_UNIT="'$A'" || fail "pid $pa not protected"
+
+# The patched kernel's figures, in the fake tree the daemon and metrics
+# read (--cgroup-root): text faults, breaches, what reclaim kept.
+printf 'pgmajfault 9\npgmajfault_exec 5\nexec_protect_kept 4096\n' > "$T/cgroot/$S/$A/memory.stat"
+printf 'low 0\nexec_protect_breach 2\n' > "$T/cgroot/$S/$A/memory.events"
+
+# The counters move with every exec on the host: status before and after
+# the metrics bound them; the per-unit figures of a sleeping process do
+# not move.
+mkdir -p "$T/textfile"
+ctl --json status > "$T/before.json" || fail "status --json failed"
+ctl metrics --output="$T/textfile/execguard.prom" --cgroup-root="$T/cgroot" || fail "metrics --output failed"
+ctl --json status > "$T/after.json" || fail "status --json failed"
+ctl metrics > "$T/stdout.prom" || fail "metrics to stdout failed"
+[ -f "$T/textfile/execguard.prom" ] || fail "no $T/textfile/execguard.prom"
+[ "$(find "$T/textfile" -mindepth 1 | wc -l)" = 1 ] || fail "a temporary file was left: $(ls -a "$T/textfile")"
+[ "$(stat -c %a "$T/textfile/execguard.prom")" = 644 ] || fail "execguard.prom is not 0644"
+cat "$T/textfile/execguard.prom"
+pass "metrics written atomically"
+
+ctl --json metrics > /dev/null 2>&1
+[ $? = 2 ] || fail "metrics --json: want exit 2"
+ctl --output="$T/x.prom" status > /dev/null 2>&1
+[ $? = 2 ] && [ ! -e "$T/x.prom" ] || fail "status --output=: want exit 2 and no file"
+ctl metrics --output="$T/nonexistent/execguard.prom" > /dev/null 2>&1
+[ $? = 1 ] || fail "metrics into a missing directory: want exit 1"
+pass "usage errors and a failed write"
+
+promtool check metrics < "$T/textfile/execguard.prom" > "$T/promtool.out" 2>&1 ||
+	fail "promtool check metrics: $(cat "$T/promtool.out")"
+promtool check metrics < "$T/stdout.prom" > "$T/promtool.out" 2>&1 ||
+	fail "promtool check metrics (stdout): $(cat "$T/promtool.out")"
+pass "promtool check metrics accepts it"
+
+# The README's example alert rules load, and name families the formatter
+# has (breaches are left out here: no kernel patch on the host).
+sed -n '/^```yaml$/,/^```$/p' "$SRC/README.md" | grep -v '^```' > "$T/rules.yml"
+promtool check rules "$T/rules.yml" > "$T/promtool.out" 2>&1 || fail "README's alert rules: $(cat "$T/promtool.out")"
+for m in $(grep -oE 'execguard_[a-z_]+' "$T/rules.yml" | sort -u); do
+	grep -qF "\"$m\"" "$SRC/daemon/metrics.c" || fail "README's rules use $m, which metrics does not write"
+done
+pass "the README's alert rules load and use the formatter's families"
+
+# node_exporter on a free port, with only the textfile collector.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$NODE_EXPORTER" --web.listen-address="127.0.0.1:$port" --collector.disable-defaults \
+	--collector.textfile --collector.textfile.directory="$T/textfile" > "$T/node.log" 2>&1 &
+NODE_PID=$!
+KIDS+=("$NODE_PID")
+on_exit 'kill_own "$NODE_PID"'
+scrape() { curl -sf "http://127.0.0.1:$port/metrics" > "$T/served.prom"; }
+wait_until 15 scrape || fail "node_exporter does not answer on 127.0.0.1:$port: $(cat "$T/node.log")"
+grep -q '^node_textfile_scrape_error 0$' "$T/served.prom" ||
+	fail "node_exporter could not read the textfile: $(grep -i textfile "$T/served.prom")"
+grep '^execguard_' "$T/served.prom" | head -n 30
+pass "node_exporter serves the textfile"
+
+python3 - "$T/before.json" "$T/after.json" "$T/served.prom" "$T/textfile/execguard.prom" "$A" <<'PY' || fail "served metrics disagree with status --json"
+import json, re, sys
+before, after = (json.load(open(p)) for p in sys.argv[1:3])
+unit = sys.argv[5]
+
+def parse(path):
+    out, types = {}, {}
+    for line in open(path):
+        m = re.match(r'# TYPE (\S+) (\S+)', line)
+        if m:
+            types[m[1]] = m[2]
+        if line.startswith('#') or not line.strip():
+            continue
+        m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$', line.rstrip('\n'))
+        assert m, line
+        labels = dict(re.findall(r'([a-zA-Z_]+)="((?:[^"\\]|\\.)*)"', m[2] or ''))
+        out.setdefault(m[1], []).append((labels, float(m[3])))
+    return out, types
+
+served, types = parse(sys.argv[3])
+written, _ = parse(sys.argv[4])
+# node_exporter sorts the labels and reformats the numbers: compare parsed.
+key = lambda ss: sorted((sorted(l.items()), v) for l, v in ss)
+for name, samples in written.items():
+    assert key(served.get(name, [])) == key(samples), (name, served.get(name), samples)
+
+def one(name, **labels):
+    s = [v for l, v in served[name] if all(l.get(k) == w for k, w in labels.items())]
+    assert len(s) == 1, (name, labels, served.get(name))
+    return s[0]
+
+for key, name in [('exec_events', 'execguard_exec_events_total'), ('exit_events', 'execguard_exit_events_total'),
+                  ('decisions', 'execguard_decisions_total'), ('overflows', 'execguard_overflows_total'),
+                  ('full_rescans', 'execguard_rescans_total'), ('backend_errors', 'execguard_backend_errors_total')]:
+    assert types[name] == 'counter', name
+    assert before[key] <= one(name) <= after[key], (name, before[key], one(name), after[key])
+assert before['exec_events'] > 0
+assert one('execguard_info', version=before['version'], backend='kernel') == 1
+assert types['execguard_cpu_seconds_total'] == 'counter' and one('execguard_cpu_seconds_total') >= 0
+
+units = {u['unit']: u for u in after['units']}
+assert {u['unit'] for u in before['units']} == set(units), 'units changed between the reads'
+for name, u in units.items():
+    protected = [(l, v) for l, v in served['execguard_unit_protected'] if l['unit'] == name]
+    assert len(protected) == 1 and protected[0][1] == (1 if u['protected'] else 0), (name, protected)
+    assert one('execguard_unit_processes', unit=name) == u['processes'], name
+    for key, metric in [('text_mapped_bytes', 'execguard_unit_text_mapped_bytes'),
+                        ('breaches', 'execguard_unit_breaches_total'),
+                        ('major_faults', 'execguard_unit_major_faults_total'),
+                        ('locked_bytes', 'execguard_unit_text_locked_bytes')]:
+        if u[key] is None:
+            assert name not in [l['unit'] for l, _ in served.get(metric, [])], (metric, name)
+        else:
+            assert one(metric, unit=name) == u[key], (metric, name)
+a = [l for l, v in served['execguard_unit_protected'] if l['unit'] == unit]
+assert a and a[0]['reason'] == 'policy' and a[0]['source'] == 'web', a
+assert units[unit]['protected'] and units[unit]['processes'] == 1
+# The kernel backend set memory.exec_protect=max up the (fake) tree.
+assert one('execguard_unit_exec_protect_bound_bytes', unit=unit) == float('inf')
+assert one('execguard_unit_exec_protect_kept_bytes', unit=unit) == 4096
+assert units[unit]['major_faults'] == 5 and units[unit]['breaches'] == 2, units[unit]
+assert types['execguard_unit_major_faults_total'] == 'counter' and types['execguard_unit_breaches_total'] == 'counter'
+print('agree:', len(units), 'units,', sum(len(v) for k, v in served.items() if k.startswith('execguard_')), 'samples')
+PY
+pass "served values agree with status --json"
+
+kill_own "$NODE_PID"
+wait "$NODE_PID" 2>/dev/null
+stop_daemon || fail "daemon exit status $?"
+ctl metrics > /dev/null 2>&1
+[ $? = 3 ] || fail "metrics without the daemon: want exit 3"
+pass "metrics without the daemon: exit 3"

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* execguardctl metrics: label escaping, family names and types, what is
+ * left out when unknown, and a whole small exposition. */
+#include <stdlib.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "metrics.h"
+#include "test.h"
+#include "util.h"
+
+static const struct metrics_daemon daemon0 = {
+	.version = "1.0", .backend = "kernel", .processes_protected = 2,
+	.exec_events = 10, .exit_events = 3, .decisions = 9, .overflows = 1, .rescans = 2,
+	.backend_errors = 0,
+};
+
+static char *format(const struct metrics_daemon *d, const struct metrics_unit *u, size_t n)
+{
+	char *out = NULL;
+	size_t len = 0;
+
+	CHECK_EQ_INT(metrics_format(d, u, n, &out, &len), 0);
+	CHECK(out && strlen(out) == len);
+	return out;
+}
+
+static void test_escape(void)
+{
+	struct metrics_unit u = {
+		.unit = "a\\b\"c\nd.service", .reason = "policy", .source = "we\"b",
+		.processes = 1, .text_mapped = METRICS_UNKNOWN, .text_resident = METRICS_UNKNOWN,
+		.text_locked = METRICS_UNKNOWN, .major_faults = METRICS_UNKNOWN,
+		.breaches = METRICS_UNKNOWN, .kept = METRICS_UNKNOWN,
+	};
+	_cleanup_free_ char *out = format(&daemon0, &u, 1);
+
+	CHECK(out && strstr(out, "execguard_unit_protected{unit=\"a\\\\b\\\"c\\nd.service\",reason=\"policy\",source=\"we\\\"b\"} 0\n"));
+	CHECK(out && strstr(out, "execguard_unit_processes{unit=\"a\\\\b\\\"c\\nd.service\"} 1\n"));
+	/* No raw newline inside a label: every line starts a comment or a name. */
+	for (const char *l = out; l && *l; l = strchr(l, '\n') + 1)
+		CHECK(l[0] == '#' || strncmp(l, "execguard_", 10) == 0);
+}
+
+/* Counters end in _total, each family has HELP and TYPE once, before
+ * its samples, and unknown figures are left out. */
+static void test_names(void)
+{
+	struct metrics_unit u = {
+		.unit = "a.service", .reason = "policy", .source = "web", .protected_now = true,
+		.processes = 1, .text_mapped = 4096, .text_resident = METRICS_UNKNOWN,
+		.text_locked = METRICS_UNKNOWN, .major_faults = 5, .breaches = 0,
+		.kept = METRICS_UNKNOWN,
+	};
+	_cleanup_free_ char *out = format(&daemon0, &u, 1);
+	char name[128], type[16], seen[4096] = " ";
+
+	for (const char *l = out; l && *l; l = strchr(l, '\n') + 1) {
+		char key[140];
+
+		if (sscanf(l, "# TYPE %127s %15s", name, type) != 2)
+			continue;
+		snprintf(key, sizeof(key), " %s ", name);
+		CHECK(!strstr(seen, key));
+		strncat(seen, name, sizeof(seen) - strlen(seen) - 2);
+		strcat(seen, " ");
+		CHECK(strncmp(name, "execguard_", 10) == 0);
+		if (streq(type, "counter"))
+			CHECK(strlen(name) > 6 && streq(name + strlen(name) - 6, "_total"));
+		else
+			CHECK(streq(type, "gauge") && !strstr(name, "_total"));
+	}
+	CHECK(strstr(seen, " execguard_exec_events_total "));
+	CHECK(strstr(seen, " execguard_unit_major_faults_total "));
+	CHECK(strstr(seen, " execguard_unit_breaches_total "));
+	CHECK(!strstr(seen, "resident"));
+	CHECK(!strstr(seen, "locked"));
+	CHECK(!strstr(seen, "bound"));
+	CHECK(!strstr(seen, "kept"));
+	CHECK(!strstr(seen, "cpu"));
+	CHECK(!strstr(seen, "latency"));
+}
+
+static void test_golden(void)
+{
+	struct metrics_daemon d = daemon0;
+	struct metrics_unit u[] = {
+		{ .unit = "a.service", .reason = "policy", .source = "web", .protected_now = true,
+		  .processes = 2, .text_mapped = 8192, .text_resident = 4096, .text_locked = METRICS_UNKNOWN,
+		  .major_faults = 7, .breaches = 1, .has_bound = true, .bound_max = true, .kept = 4096 },
+		{ .unit = "b.service", .reason = "drop-in", .source = "/etc/systemd/system/b.service",
+		  .processes = 0, .text_mapped = METRICS_UNKNOWN, .text_resident = METRICS_UNKNOWN,
+		  .text_locked = METRICS_UNKNOWN, .major_faults = METRICS_UNKNOWN,
+		  .breaches = METRICS_UNKNOWN, .has_bound = true, .bound = 1048576, .kept = METRICS_UNKNOWN },
+	};
+	_cleanup_free_ char *out = NULL;
+
+	d.has_cpu = true;
+	d.cpu_seconds = 1.5;
+	d.has_latency = true;
+	d.latency_p50_usec = 120;
+	d.latency_p99_usec = 900;
+	d.latency_max_usec = 2000;
+	out = format(&d, u, ELEMENTSOF(u));
+	CHECK(out && strstr(out,
+		"# HELP execguard_exec_events_total Exec events read from the proc connector.\n"
+		"# TYPE execguard_exec_events_total counter\n"
+		"execguard_exec_events_total 10\n"));
+	CHECK(out && strstr(out,
+		"execguard_cpu_seconds_total 1.50\n"
+		"# HELP execguard_exec_decision_latency_seconds Exec to decision latency over the daemon's recent samples (stat: p50, p99, max).\n"
+		"# TYPE execguard_exec_decision_latency_seconds gauge\n"
+		"execguard_exec_decision_latency_seconds{stat=\"p50\"} 0.000120\n"
+		"execguard_exec_decision_latency_seconds{stat=\"p99\"} 0.000900\n"
+		"execguard_exec_decision_latency_seconds{stat=\"max\"} 0.002000\n"));
+	CHECK(out && strstr(out,
+		"execguard_unit_protected{unit=\"a.service\",reason=\"policy\",source=\"web\"} 1\n"
+		"execguard_unit_protected{unit=\"b.service\",reason=\"drop-in\",source=\"/etc/systemd/system/b.service\"} 0\n"
+		"# HELP execguard_unit_processes Processes of the unit the daemon protects.\n"
+		"# TYPE execguard_unit_processes gauge\n"
+		"execguard_unit_processes{unit=\"a.service\"} 2\n"
+		"execguard_unit_processes{unit=\"b.service\"} 0\n"
+		"# HELP execguard_unit_text_mapped_bytes Executable file mappings of the unit's processes.\n"
+		"# TYPE execguard_unit_text_mapped_bytes gauge\n"
+		"execguard_unit_text_mapped_bytes{unit=\"a.service\"} 8192\n"
+		"# HELP execguard_unit_text_resident_bytes"));
+	CHECK(out && strstr(out,
+		"# TYPE execguard_unit_exec_protect_bound_bytes gauge\n"
+		"execguard_unit_exec_protect_bound_bytes{unit=\"a.service\"} +Inf\n"
+		"execguard_unit_exec_protect_bound_bytes{unit=\"b.service\"} 1048576\n"));
+	CHECK(out && strstr(out, "execguard_unit_exec_protect_kept_bytes{unit=\"a.service\"} 4096\n"));
+	CHECK(out && !strstr(out, "execguard_unit_exec_protect_kept_bytes{unit=\"b.service\"}"));
+	CHECK(out && strstr(out, "execguard_unit_major_faults_total{unit=\"a.service\"} 7\n"));
+	CHECK(out && out[strlen(out) - 1] == '\n');
+}
+
+static void test_reason(void)
+{
+	char src[128];
+
+	CHECK_STREQ(metrics_reason_from_state("memory.exec_protect=max, kept - (policy web)", src, sizeof(src)), "policy");
+	CHECK_STREQ(src, "web");
+	CHECK_STREQ(metrics_reason_from_state("text locked (policy /etc/systemd/system/a.service.d/x.conf)", src, sizeof(src)), "drop-in");
+	CHECK_STREQ(src, "/etc/systemd/system/a.service.d/x.conf");
+	CHECK_STREQ(metrics_reason_from_state("dry run: would protect (policy default)", src, sizeof(src)), "default");
+	CHECK_STREQ(metrics_reason_from_state("Protect=no at /run/systemd/system/b.service", src, sizeof(src)), "drop-in");
+	CHECK_STREQ(src, "/run/systemd/system/b.service");
+	CHECK_STREQ(metrics_reason_from_state("no process running (Protect=yes at /etc/x.service)", src, sizeof(src)), "drop-in");
+	CHECK_STREQ(src, "/etc/x.service");
+	CHECK_STREQ(metrics_reason_from_state("memory.exec_protect is 0 on /system.slice", src, sizeof(src)), "none");
+	CHECK_STREQ(src, "");
+	CHECK_STREQ(metrics_reason_from_state("", src, sizeof(src)), "none");
+}
+
+static void test_write(void)
+{
+	char dir[] = "/tmp/test-metrics-XXXXXX", path[64], *buf = NULL;
+	size_t len;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/x.prom", dir);
+	CHECK_EQ_INT(write_file_atomic(path, "a 1\n", 4, 0644), 0);
+	CHECK_EQ_INT(write_file_atomic(path, "b 2\n", 4, 0644), 0);
+	CHECK_EQ_INT(read_file_at(AT_FDCWD, path, 64, &buf, &len), 0);
+	CHECK_STREQ(buf, "b 2\n");
+	free(buf);
+	CHECK_EQ_INT(write_file_atomic("/nonexistent-dir/x.prom", "a", 1, 0644), -ENOENT);
+	CHECK_EQ_INT(unlink(path), 0);
+	CHECK_EQ_INT(rmdir(dir), 0); /* no temporary file left behind */
+}
+
+TEST_MAIN(test_escape, test_names, test_golden, test_reason, test_write)

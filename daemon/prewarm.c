@@ -430,13 +430,21 @@ static int write_record(struct prewarm *p, const struct prewarm_record *rec, con
 	return write_atomically(p, name, text, len);
 }
 
-/* At the end of a sampled run: what it never used loses half its heat,
- * so that ranges a unit stopped using fade out over runs. */
+/* At the end of a sampled run: in the files it used, what it did not use
+ * loses half its heat, so that ranges a unit stopped using fade out over
+ * runs. A file the run was not seen using at all keeps its heat: a run
+ * that ended (or was sampled last) before it got there says nothing about
+ * it, and one such run must not drop it from the record. */
 static void unit_decay(struct pw_unit *u)
 {
 	for (size_t i = 0; i < u->n_files; i++) {
 		struct pw_file *f = &u->files[i];
+		bool used = false;
 
+		for (size_t k = 0; k < f->n_pages && !used; k++)
+			used = f->mark[k] & MARK_RUN;
+		if (!used)
+			continue;
 		for (size_t k = 0; k < f->n_pages; k++)
 			if (f->heat[k] && !(f->mark[k] & MARK_RUN))
 				f->heat[k] /= 2;

@@ -675,7 +675,6 @@ static int cmd_metrics(sd_bus *bus)
 		rows.u[rows.n] = (struct metrics_unit){
 			.unit = unit,
 			.reason = metrics_reason_from_state(why, rows.source[rows.n], sizeof(rows.source[0])),
-			.source = rows.source[rows.n],
 			.protected_now = on,
 			.processes = procs,
 			.text_mapped = mapped, .text_resident = resident, .text_locked = locked,
@@ -684,6 +683,9 @@ static int cmd_metrics(sd_bus *bus)
 		unit_bound(cgroup_root_fd, *cgroup ? cgroup : NULL, &rows.u[rows.n]);
 		rows.n++;
 	}
+	/* Only now: each realloc() of rows.source may have moved the rows before */
+	for (size_t i = 0; i < rows.n; i++)
+		rows.u[i].source = rows.source[i];
 	if (r >= 0)
 		r = metrics_format(&d, rows.u, rows.n, &text, &len);
 	metrics_rows_done(&rows);

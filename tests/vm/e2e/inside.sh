@@ -126,6 +126,20 @@ wait_for 10 explain_agrees
 check "protection still in place after the restart" value_is system.slice/eg-web.service max
 check "execguardctl explain agrees after the restart" explain_agrees
 
+# The shipped metrics service, as the timer runs it, under its sandbox:
+# node_exporter's textfile directory gets a file naming the unit protected
+prom=/var/lib/prometheus/node-exporter/execguard.prom
+mkdir -p "${prom%/*}"
+check "execguard-metrics.service runs under systemd" systemctl start execguard-metrics.service
+metric_protected='^execguard_unit_protected{\(.*,\)\{0,1\}unit="eg-web.service"[,}].* 1$'
+check "execguard.prom: execguard_unit_protected 1 for eg-web.service" grep -q "$metric_protected" "$prom"
+check "execguard.prom: text only, no NUL or other control byte" sh -c "! LC_ALL=C grep -q '[^[:print:][:space:]]' $prom"
+# three units protected: each row's label its own (execguardctl once kept
+# pointers into an array it went on growing)
+check "execguard.prom: eg-web.service's source is its drop-in" \
+	grep -qF 'unit="eg-web.service",reason="drop-in",source="/etc/systemd/system/eg-web.service.d/execguard.conf:2"' "$prom"
+check "execguard-metrics.timer starts" systemctl start execguard-metrics.timer
+
 # A podman container, matched by its scope (the containers example).
 if podman_start; then
 	wait_for 20 value_is "${ctr_cgroup#/}" max

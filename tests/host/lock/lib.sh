@@ -232,6 +232,7 @@ lk_memcg() {
 		oom_kills() { awk '/^oom_kill / { print $2 }' "$LK_CG/memory.oom_control"; }
 		usage() { cat "$LK_CG/memory.usage_in_bytes"; }
 		filemem() { awk '$1 == "total_active_file" || $1 == "total_inactive_file" { s += $2 } END { print s }' "$LK_CG/memory.stat"; }
+		unevictable() { awk '$1 == "total_unevictable" { print $2 }' "$LK_CG/memory.stat"; }
 		mkdir "$CG2/execguard-lock-test.$$" || skip "cannot create a cgroup2 group"
 		G=$CG2/execguard-lock-test.$$
 	elif grep -qw memory "$CG2/cgroup.controllers" 2>/dev/null && grep -qw memory "$CG2/cgroup.subtree_control"; then
@@ -242,6 +243,7 @@ lk_memcg() {
 		oom_kills() { awk '/^oom_kill / { print $2 }' "$LK_CG/memory.events"; }
 		usage() { cat "$LK_CG/memory.current"; }
 		filemem() { awk '$1 == "active_file" || $1 == "inactive_file" { s += $2 } END { print s }' "$LK_CG/memory.stat"; }
+		unevictable() { awk '$1 == "unevictable" { print $2 }' "$LK_CG/memory.stat"; }
 		G=$LK_CG
 	else
 		skip "no memory controller (neither v1 memory nor cgroup2 memory) to make pressure with"

@@ -48,11 +48,16 @@ for c in "${configs[@]}"; do
 	make -s -C "$tree" O="$work/build-$c" -j3 prepare >&2
 done
 
-built() {	# the objects of the list that this configuration builds at all
-	local c=$1 o
+built() {	# the objects of the list that this configuration builds at all:
+	# those in its built-in archives (an object file left from another
+	# configuration of the same tree does not count)
+	local c=$1 o members
 	for o in "${objects[@]}"; do
-		[ ! -f "$kdir/build-$c/$o" ] || echo "$o"
+		# not "ar t | grep -q": grep's early exit fails the pipe
+		members=$(ar t "$kdir/build-$c/${o%%/*}/built-in.a")
+		grep -qx "$o" <<<"$members" && echo "$o"
 	done
+	return 0
 }
 
 rc=0

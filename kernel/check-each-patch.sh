@@ -54,8 +54,10 @@ built() {	# the objects of the list that this configuration builds at all:
 	local c=$1 o members
 	for o in "${objects[@]}"; do
 		# not "ar t | grep -q": grep's early exit fails the pipe
+		# members are named relative to the build directory, or
+		# absolute when make rebuilt them later
 		members=$(ar t "$kdir/build-$c/${o%%/*}/built-in.a")
-		grep -qx "$o" <<<"$members" && echo "$o"
+		grep -qxF -e "$o" -e "$kdir/build-$c/$o" <<<"$members" && echo "$o"
 	done
 	return 0
 }

@@ -23,17 +23,26 @@
 #include "util.h"
 
 /* Bounds on one sample of one unit (execguardd(8)): processes whose
- * majflt is read, processes whose maps are read (new ones first, then
- * one of the others in turn, for libraries loaded later), file ranges and
- * pages watched. A range not seen in any maps read for RANGE_TTL samples
- * is dropped. */
+ * majflt is read, processes whose maps are read (new ones first, and
+ * every MAPS_ROTATE_EVERY samples one of the others in turn, for
+ * libraries loaded later), file ranges and pages watched. A range not
+ * seen in any maps read for RANGE_TTL samples is dropped. */
 #define MAX_PROCS 4096
 #define MAPS_PER_SAMPLE 4
+#define MAPS_ROTATE_EVERY 8
 #define MAX_RANGES 256
 #define MAX_PAGES (64 * 1024)
-#define RANGE_TTL 64
-/* Files opened for mincore(), across units (each once). */
+#define RANGE_TTL 256
+/* Files opened for mincore(), across units (each once); /proc/PID/stat
+ * files kept open. */
 #define MAX_FILES 4096
+#define MAX_STAT_FDS 16384
+/* mincore() results of a file range reused within this time (one round
+ * of reads of many units), of this many ranges per file. */
+#define FILE_LOOK_REUSE_USEC 250000
+#define FILE_LOOKS 4
+/* Files up to this size are looked at whole, once for all their ranges. */
+#define WHOLE_FILE_PAGES 16384
 /* How much the previous share weighs against one interval's windows: a
  * few windows do not swing it. */
 #define SHARE_PRIOR_WINDOWS 2.0
@@ -244,6 +253,13 @@ struct tf_file {
 	void *addr;
 	uint64_t len;
 	unsigned refs;
+	/* The last mincore() results on it: units mapping the same library
+	 * read in one round share one call per range. */
+	struct tf_look {
+		uint64_t off, pages, usec;
+		unsigned char *vec;
+	} looks[FILE_LOOKS];
+	unsigned next_look;
 };
 
 struct tf_range {
@@ -260,6 +276,7 @@ struct tf_unit {
 	size_t n_ranges;
 	uint64_t pages;
 	struct text_faults_proc *procs;
+	int *stat_fds; /* /proc/PID/stat of procs[i] kept open, or -1 */
 	size_t n_procs;
 	uint64_t sample_ticks;
 	uint64_t n_samples;
@@ -285,8 +302,7 @@ struct text_faults {
 	uint64_t min_interval_usec;
 	size_t page_size;
 	long clk_tck;
-	unsigned char *vec;
-	size_t vec_len;
+	size_t n_stat_fds;
 };
 
 static uint64_t hash_file(const void *key)
@@ -329,6 +345,8 @@ static void file_unref(struct text_faults *tf, struct tf_file *f)
 	hashmap_remove(&tf->files, f->key);
 	residency_unmap(f->addr, f->len);
 	closep(&f->fd);
+	for (size_t i = 0; i < FILE_LOOKS; i++)
+		free(f->looks[i].vec);
 	free(f);
 }
 
@@ -338,11 +356,22 @@ static void range_done(struct text_faults *tf, struct tf_range *r)
 	free(r->bits);
 }
 
+static void close_stat_fds(struct text_faults *tf, int *fds, size_t n)
+{
+	for (size_t i = 0; fds && i < n; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			tf->n_stat_fds--;
+		}
+}
+
 static void unit_free(struct text_faults *tf, struct tf_unit *u)
 {
 	for (size_t i = 0; i < u->n_ranges; i++)
 		range_done(tf, &u->ranges[i]);
 	free(u->ranges);
+	close_stat_fds(tf, u->stat_fds, u->n_procs);
+	free(u->stat_fds);
 	free(u->procs);
 	free(u->key);
 	free(u->cgroup);
@@ -363,7 +392,6 @@ struct text_faults *text_faults_free(struct text_faults *tf)
 	}
 	hashmap_done(&tf->units);
 	hashmap_done(&tf->files);
-	free(tf->vec);
 	free(tf);
 	return NULL;
 }
@@ -428,17 +456,75 @@ static int cmp_pid(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+/* The index of pid in the unit's last sample, or -1. */
+static ssize_t had_pid(const struct tf_unit *u, int pid)
+{
+	size_t lo = 0, hi = u->n_procs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (u->procs[mid].pid == pid)
+			return (ssize_t)mid;
+		if (u->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* majflt and start of one process. The unit keeps each process's
+ * /proc/PID/stat open between samples (the path lookup was most of a
+ * read's cost); a reused pid is another /proc entry, so a kept fd that
+ * fails to read means the process is gone and the pid is opened anew. */
+static int proc_stat(struct text_faults *tf, struct tf_unit *u, struct text_faults_proc *p, int *fd)
+{
+	char buf[1024], path[32];
+	ssize_t i = had_pid(u, p->pid), n = -1;
+
+	*fd = -1;
+	if (i >= 0 && u->stat_fds[i] >= 0) {
+		*fd = u->stat_fds[i];
+		u->stat_fds[i] = -1;
+		n = pread(*fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0) {
+			close(*fd);
+			tf->n_stat_fds--;
+			*fd = -1;
+		}
+	}
+	if (*fd < 0) {
+		snprintf(path, sizeof(path), "%d/stat", p->pid);
+		*fd = openat(tf->proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (*fd < 0)
+			return -errno;
+		n = pread(*fd, buf, sizeof(buf) - 1, 0);
+		if (n > 0 && tf->n_stat_fds < MAX_STAT_FDS)
+			tf->n_stat_fds++;
+		else {
+			close(*fd);
+			*fd = -1;
+		}
+	}
+	if (n <= 0)
+		return -ESRCH;
+	return text_faults_parse_stat(buf, (size_t)n, &p->majflt, &p->start_ticks);
+}
+
 /* The pids of cgroup.procs, sorted; majflt and start filled when
- * with_stat (processes gone meanwhile are left out). */
-static int read_procs(struct text_faults *tf, const char *cgroup, bool with_stat,
-		      struct text_faults_proc **ret, size_t *ret_n)
+ * with_stat (processes gone meanwhile are left out), with the fds kept
+ * for them (-1: none) into *ret_fds. */
+static int read_procs(struct text_faults *tf, struct tf_unit *u, bool with_stat,
+		      struct text_faults_proc **ret, int **ret_fds, size_t *ret_n)
 {
 	_cleanup_free_ char *buf = NULL;
 	_cleanup_free_ struct text_faults_proc *v = NULL;
-	size_t len, n = 0, cap = 0;
+	_cleanup_free_ int *fds = NULL;
+	size_t len, n = 0, k = 0, cap = 0;
 	int r;
 
-	r = cgroup_file(tf, cgroup, "cgroup.procs", 4 << 20, &buf, &len);
+	r = cgroup_file(tf, u->cgroup, "cgroup.procs", 4 << 20, &buf, &len);
 	if (r < 0)
 		return r == -ENOENT || r == -ENOTDIR ? -ENOENT : r;
 	for (char *p = buf, *nl; p < buf + len && n < MAX_PROCS; p = nl + 1) {
@@ -457,40 +543,27 @@ static int read_procs(struct text_faults *tf, const char *cgroup, bool with_stat
 			v = g;
 			cap = cap ? 2 * cap : 64;
 		}
-		v[n] = (struct text_faults_proc){ .pid = (int)pid };
-		if (with_stat) {
-			_cleanup_free_ char *st = NULL;
-			char path[32];
-			size_t sl;
-
-			snprintf(path, sizeof(path), "%d/stat", (int)pid);
-			if (read_file_at(tf->proc_fd, path, 4096, &st, &sl) < 0 ||
-			    text_faults_parse_stat(st, sl, &v[n].majflt, &v[n].start_ticks) < 0)
-				continue;
-		}
-		n++;
+		v[n++] = (struct text_faults_proc){ .pid = (int)pid };
 	}
 	qsort(v, n, sizeof(*v), cmp_pid);
-	*ret = TAKE_PTR(v);
-	*ret_n = n;
-	return 0;
-}
-
-static bool had_pid(const struct tf_unit *u, int pid)
-{
-	size_t lo = 0, hi = u->n_procs;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (u->procs[mid].pid == pid)
-			return true;
-		if (u->procs[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
+	fds = malloc((n ? n : 1) * sizeof(int));
+	if (!fds)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		fds[k] = -1;
+		if (with_stat && proc_stat(tf, u, &v[i], &fds[k]) < 0) {
+			if (fds[k] >= 0) {
+				close(fds[k]);
+				tf->n_stat_fds--;
+			}
+			continue;
+		}
+		v[k++] = v[i];
 	}
-	return false;
+	*ret = TAKE_PTR(v);
+	*ret_fds = TAKE_PTR(fds);
+	*ret_n = k;
+	return 0;
 }
 
 static struct tf_file *file_get(struct text_faults *tf, int pid, const struct text_faults_range *m)
@@ -625,34 +698,68 @@ static void unit_expire_ranges(struct text_faults *tf, struct tf_unit *u)
 
 /* mincore() of every watched range: the windows that came back, text
  * and other. */
-static void unit_residency(struct text_faults *tf, struct tf_unit *u, uint64_t *ret_text,
-			   uint64_t *ret_other)
+/* Which pages of [off, off + pages) of f are resident now: a look of
+ * the same range by another unit moments ago, else mincore(). */
+static const unsigned char *file_look(struct text_faults *tf, struct tf_file *f, uint64_t off,
+				      uint64_t pages, uint64_t now)
+{
+	struct tf_look *l;
+	uint64_t len = pages * tf->page_size;
+
+	for (size_t i = 0; i < FILE_LOOKS; i++) {
+		l = &f->looks[i];
+		if (l->vec && l->off == off && l->pages == pages && now - l->usec < FILE_LOOK_REUSE_USEC)
+			return l->vec;
+	}
+	l = &f->looks[f->next_look++ % FILE_LOOKS];
+	if (!l->vec || l->pages < pages) {
+		unsigned char *v = realloc(l->vec, pages);
+
+		if (!v)
+			return NULL;
+		l->vec = v;
+	}
+	l->off = off;
+	l->pages = pages;
+	l->usec = now;
+	/* Past the end of a file that shrank: not resident. */
+	memset(l->vec, 0, pages);
+	if (off + len > f->len)
+		len = f->len - off;
+	if (residency_mincore((char *)f->addr + off, len, l->vec) < 0) {
+		l->pages = 0;
+		return NULL;
+	}
+	return l->vec;
+}
+
+/* mincore() of every watched range: the windows that came back, text
+ * and other. */
+static void unit_residency(struct text_faults *tf, struct tf_unit *u, uint64_t now,
+			   uint64_t *ret_text, uint64_t *ret_other)
 {
 	*ret_text = *ret_other = 0;
 	for (size_t i = 0; i < u->n_ranges; i++) {
 		struct tf_range *r = &u->ranges[i];
 		struct text_faults_residency_delta d;
-		uint64_t off, len;
+		const unsigned char *vec;
+		uint64_t file_pages, first;
 
 		if (!r->file || r->offset >= r->file->len)
 			continue;
-		off = r->offset & ~((uint64_t)tf->page_size - 1);
-		len = r->pages * tf->page_size;
-		if (off + len > r->file->len)
-			len = r->file->len - off;
-		if (r->pages > tf->vec_len) {
-			unsigned char *v = realloc(tf->vec, r->pages);
-
-			if (!v)
-				continue;
-			tf->vec = v;
-			tf->vec_len = r->pages;
-		}
-		/* Past the end of a file that shrank: not resident. */
-		memset(tf->vec, 0, r->pages);
-		if (residency_mincore((char *)r->file->addr + off, len, tf->vec) < 0)
+		file_pages = (r->file->len + tf->page_size - 1) / tf->page_size;
+		first = r->offset / tf->page_size;
+		if (file_pages <= WHOLE_FILE_PAGES && first + r->pages <= file_pages) {
+			/* The segments of a binary lie side by side: one call
+			 * for all of them. */
+			vec = file_look(tf, r->file, 0, file_pages, now);
+			if (vec)
+				vec += first;
+		} else
+			vec = file_look(tf, r->file, first * tf->page_size, r->pages, now);
+		if (!vec)
 			continue;
-		text_faults_residency_step(r->bits, tf->vec, r->pages, TEXT_FAULTS_WINDOW_PAGES, &d);
+		text_faults_residency_step(r->bits, vec, r->pages, TEXT_FAULTS_WINDOW_PAGES, &d);
 		if (r->baseline) {
 			/* The first look: nothing to compare with. */
 			r->baseline = false;
@@ -671,6 +778,7 @@ static int unit_sample_estimate(struct text_faults *tf, struct tf_unit *u, const
 				size_t stat_len)
 {
 	_cleanup_free_ struct text_faults_proc *procs = NULL;
+	_cleanup_free_ int *fds = NULL;
 	uint64_t majors = 0, memcg = 0, tw, ow, ticks;
 	bool from_memcg, first = u->n_samples == 0;
 	size_t n, maps_left = MAPS_PER_SAMPLE;
@@ -678,15 +786,16 @@ static int unit_sample_estimate(struct text_faults *tf, struct tf_unit *u, const
 
 	from_memcg = stat_buf && procfs_field_u64(stat_buf, stat_len, "pgmajfault", ' ', &memcg) == 0;
 	ticks = clock_usec(CLOCK_BOOTTIME) * (uint64_t)tf->clk_tck / 1000000ULL;
-	r = read_procs(tf, u->cgroup, !from_memcg, &procs, &n);
+	r = read_procs(tf, u, !from_memcg, &procs, &fds, &n);
 	if (r < 0)
 		return r;
 	if (!from_memcg && n == 0 && u->n_procs == 0 && !stat_buf) {
 		/* No memory controller and no process whose figures can be read. */
 		_cleanup_free_ struct text_faults_proc *any = NULL;
+		_cleanup_free_ int *any_fds = NULL;
 		size_t na;
 
-		if (read_procs(tf, u->cgroup, false, &any, &na) == 0 && na > 0)
+		if (read_procs(tf, u, false, &any, &any_fds, &na) == 0 && na > 0)
 			return -ENODATA;
 	}
 
@@ -704,24 +813,27 @@ static int unit_sample_estimate(struct text_faults *tf, struct tf_unit *u, const
 	u->n_samples++;
 	/* New processes' maps first, then one of the others in turn. */
 	for (size_t i = 0; i < n && maps_left; i++)
-		if (!had_pid(u, procs[i].pid)) {
+		if (had_pid(u, procs[i].pid) < 0) {
 			unit_read_maps(tf, u, procs[i].pid);
 			maps_left--;
 		}
-	if (n && maps_left) {
+	if (n && maps_left && u->n_samples % MAPS_ROTATE_EVERY == 0) {
 		u->rotate = (u->rotate + 1) % n;
 		unit_read_maps(tf, u, procs[u->rotate].pid);
 	}
 	/* One process's maps per sample cannot see every range of a unit of
 	 * many processes within the ttl: there, ranges stay. */
-	if (n > RANGE_TTL / 2)
+	if (n > RANGE_TTL / MAPS_ROTATE_EVERY / 2)
 		for (size_t i = 0; i < u->n_ranges; i++)
 			u->ranges[i].last_seen = u->n_samples;
 	unit_expire_ranges(tf, u);
-	unit_residency(tf, u, &tw, &ow);
+	unit_residency(tf, u, clock_usec(CLOCK_MONOTONIC), &tw, &ow);
 
 	free(u->procs);
+	close_stat_fds(tf, u->stat_fds, u->n_procs);
+	free(u->stat_fds);
 	u->procs = TAKE_PTR(procs);
+	u->stat_fds = TAKE_PTR(fds);
 	u->n_procs = n;
 	u->sample_ticks = ticks;
 	if (first)

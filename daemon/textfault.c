@@ -854,15 +854,16 @@ static int unit_sample_estimate(struct text_faults *tf, struct tf_unit *u, const
 static struct tf_unit *unit_get(struct text_faults *tf, const char *key, const char *cgroup)
 {
 	struct tf_unit *u = hashmap_get(&tf->units, key);
+	uint64_t carried = 0;
 
 	if (u) {
-		if (!streq(u->cgroup, cgroup)) {
-			/* Moved: figures of another cgroup are not comparable. */
-			hashmap_remove(&tf->units, key);
-			unit_free(tf, u);
-			u = NULL;
-		} else
+		if (streq(u->cgroup, cgroup))
 			return u;
+		/* Moved: the figures of another cgroup are not comparable; the
+		 * counter goes on from where it was. */
+		carried = u->reading.faults;
+		hashmap_remove(&tf->units, key);
+		unit_free(tf, u);
 	}
 	u = calloc(1, sizeof(*u));
 	if (!u)
@@ -870,6 +871,8 @@ static struct tf_unit *unit_get(struct text_faults *tf, const char *key, const c
 	u->key = strdup(key);
 	u->cgroup = strdup(cgroup);
 	u->est = (struct text_faults_estimate)TEXT_FAULTS_ESTIMATE_INIT;
+	u->est.faults = u->kernel_base = carried;
+	u->reading.faults = carried;
 	u->sample_ticks = UINT64_MAX; /* no earlier sample: nobody is new */
 	if (!u->key || !u->cgroup || hashmap_put(&tf->units, u->key, u) < 0) {
 		unit_free(tf, u);

@@ -254,6 +254,17 @@ static void test_reader(void)
 	CHECK_EQ_INT(text_faults_read(tf, "e.service", "/e", &rd), 0);
 	CHECK_EQ_INT(rd.faults, 40);
 
+	/* The unit moved to another cgroup: it goes on from where it was. */
+	CHECK_EQ_INT(text_faults_read(tf, "e.service", "/k", &rd), 0);
+	CHECK_EQ_INT(rd.source, TEXT_FAULTS_KERNEL);
+	CHECK_EQ_INT(rd.faults, 45);
+	CHECK_EQ_INT(text_faults_read(tf, "e.service", "/e", &rd), 0);
+	CHECK_EQ_INT(rd.source, TEXT_FAULTS_ESTIMATE);
+	CHECK_EQ_INT(rd.faults, 45);
+	put(root, "e/memory.stat", "pgmajfault 20\n");
+	CHECK_EQ_INT(text_faults_read(tf, "e.service", "/e", &rd), 0);
+	CHECK_EQ_INT(rd.faults, 55);
+
 	/* Forced: the estimate where the kernel counts. */
 	text_faults_set_force_estimate(tf, true);
 	CHECK_EQ_INT(text_faults_read(tf, "k2.service", "/k", &rd), 0);
@@ -264,7 +275,7 @@ static void test_reader(void)
 	text_faults_set_min_interval(tf, 3600ULL * 1000000);
 	put(root, "e/memory.stat", "pgmajfault 1000\n");
 	CHECK_EQ_INT(text_faults_read(tf, "e.service", "/e", &rd), 0);
-	CHECK_EQ_INT(rd.faults, 40);
+	CHECK_EQ_INT(rd.faults, 55);
 	/* Forgotten: a new start. */
 	text_faults_forget(tf, "e.service");
 	text_faults_forget(tf, "never.service");

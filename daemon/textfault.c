@@ -545,7 +545,8 @@ static int read_procs(struct text_faults *tf, struct tf_unit *u, bool with_stat,
 		}
 		v[n++] = (struct text_faults_proc){ .pid = (int)pid };
 	}
-	qsort(v, n, sizeof(*v), cmp_pid);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_pid);
 	fds = malloc((n ? n : 1) * sizeof(int));
 	if (!fds)
 		return -ENOMEM;

@@ -102,7 +102,7 @@ for lru in $LRUS; do
 			a = start; if (!(a in f)) a = 0
 			dk = k[last] - k[a]; de = f[last] - f[a]; dm = m[last] - m[a]
 			printf "| %s | %d | %d | %d | %s | %d | %s |\n", lru, last - a, dk, de,
-				dk > 0 ? sprintf("%.2f", de / dk) : "-", dm, s[last]
+				(dk > 0 ? sprintf("%.2f", de / dk) : "-"), dm, s[last]
 		}' "$f"
 done
 echo

@@ -64,7 +64,6 @@ struct manager {
 	struct units *units; /* [X-ExecGuard] sections over sd-bus */
 	struct bus *bus;     /* the D-Bus interface */
 	struct prewarm *prewarm; /* records and replays of hot text, or NULL */
-	struct text_faults *text_faults; /* text faults per unit (textfault.h), from manager_start() */
 	struct policy policy;
 	enum backend_choice backend_choice;
 	const struct backend_ops *backend_ops;

@@ -14,7 +14,6 @@
 #include "cnproc.h"
 #include "manager-internal.h"
 #include "maps.h"
-#include "textfault.h"
 #include "units.h"
 
 static void log_policy_errors(const struct policy *p, const char *what)
@@ -763,8 +762,6 @@ int manager_start(struct manager *m)
 {
 	int r;
 
-	if ((r = text_faults_new(m->cgroup_root_fd, m->proc_fd, &m->text_faults)) < 0)
-		return log_error_errno(r, "Failed to set up the text-fault reader: %m");
 	if ((r = manager_load_policy(m)) < 0 || (r = manager_pick_backend(m)) < 0 ||
 	    (r = manager_start_prewarm(m)) < 0 || (r = manager_start_bus(m)) < 0 || (r = manager_start_events(m)) < 0 ||
 	    (r = manager_drop_privileges(m)) < 0 || (r = manager_scan(m)) < 0)
@@ -794,11 +791,6 @@ int manager_start_prewarm(struct manager *m)
 struct prewarm *manager_prewarm(struct manager *m)
 {
 	return m->prewarm;
-}
-
-struct text_faults *manager_text_faults(struct manager *m)
-{
-	return m->text_faults;
 }
 
 int manager_start_events(struct manager *m)
@@ -897,7 +889,6 @@ struct manager *manager_free(struct manager *m)
 	m->units = units_free(m->units);
 	/* Before the releases: it samples the running units once more. */
 	m->prewarm = prewarm_free(m->prewarm);
-	m->text_faults = text_faults_free(m->text_faults);
 	for (;;) {
 		i = 0;
 		e = hashmap_next(&m->procs, &i, NULL);

@@ -98,8 +98,6 @@ const struct backend_ops *manager_backend(struct manager *m, void **ret_state);
 bool manager_dry_run(const struct manager *m);
 /* Prewarm's state, NULL when off. */
 struct prewarm *manager_prewarm(struct manager *m);
-/* The text-fault reader (textfault.h); NULL before manager_start(). */
-struct text_faults *manager_text_faults(struct manager *m);
 /* The cgroup2 root and /proc the manager works on (fake trees in tests). */
 int manager_cgroup_root_fd(struct manager *m);
 int manager_proc_fd(struct manager *m);

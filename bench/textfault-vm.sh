@@ -5,10 +5,11 @@
 # samples /bench with the forced estimate and the kernel's counter.
 # Results to /results/LRU/. Not meant to be run by hand.
 #
-# Usage: textfault-vm.sh LRU PRESSURE_SEC ROOM_MIB COLD_PER_MILLE INTERVAL_MS PROBE
+# Usage: textfault-vm.sh LRU PRESSURE_SEC ROOM_MIB COLD_PER_MILLE INTERVAL_MS PROBE CASE
+# CASE: text (the service alone) or mixed (and a data reader beside it).
 set -u
-LRU=$1 PRESSURE=$2 ROOM=$3 COLD=$4 INTERVAL=$5 PROBE=$6
-S=/mnt/scratch CG=/sys/fs/cgroup R=/results/$LRU
+LRU=$1 PRESSURE=$2 ROOM=$3 COLD=$4 INTERVAL=$5 PROBE=$6 CASE=${7:-text}
+S=/mnt/scratch CG=/sys/fs/cgroup R=/results/$LRU-$CASE
 mkdir -p "$R"
 log() { echo "textfault-vm: $*"; }
 
@@ -32,6 +33,11 @@ sh -c "echo \$\$ >$CG/bench/cgroup.procs; exec $S/svc /run/svc.out /run/svc.read
 svc=$!
 for _ in $(seq 600); do [ -e /run/svc.ready ] && break; sleep 0.2; done
 [ -e /run/svc.ready ] || { log "svc did not get ready"; kill $svc; exit 1; }
+data=
+if [ "$CASE" = mixed ]; then
+	sh -c "echo \$\$ >$CG/bench/cgroup.procs; exec $S/textfault-data $S/data.dat 20" &
+	data=$!
+fi
 # The probe in a cgroup of its own: its reads are not the service's.
 sh -c "echo \$\$ >$CG/probe/cgroup.procs; exec $PROBE --estimate --interval $INTERVAL /bench" >"$R/probe.out" 2>&1 &
 probe=$!
@@ -59,7 +65,8 @@ sleep $((INTERVAL / 1000 + 1))
 kill -TERM $probe; wait $probe
 cp $CG/bench/memory.stat "$R/post.bench-stat"
 kill -TERM $svc; wait $svc
+[ -n "$data" ] && { kill $data; wait $data 2>/dev/null; }
 kill $streamp $lockp; wait $streamp $lockp 2>/dev/null
 cp /run/svc.out "$R/requests" 2>/dev/null
 rm -f $S/lockfile
-log "done $LRU: $(grep -c '^sample ' "$R/probe.out") samples; last: $(grep '^sample ' "$R/probe.out" | tail -n 1)"
+log "done $LRU $CASE: $(grep -c '^sample ' "$R/probe.out") samples; last: $(grep '^sample ' "$R/probe.out" | tail -n 1)"

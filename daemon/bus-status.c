@@ -301,7 +301,9 @@ static int append_section_row(const char *unit, const struct rule_settings *s, c
 
 	if (group_find(sr->gs, unit))
 		return 0;
-	if (s->protect > 0)
+	if (s->protect == PROTECT_AUTO)
+		snprintf(why, sizeof(why), "no process running (Protect=auto at %s)", strna(source));
+	else if (s->protect > 0)
 		snprintf(why, sizeof(why), "no process running (Protect=yes at %s)", strna(source));
 	else if (s->protect == 0)
 		snprintf(why, sizeof(why), "Protect=no at %s", strna(source));

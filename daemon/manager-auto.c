@@ -565,8 +565,15 @@ rearm:
 /* "protected since 2026-12-02 15:04:05 UTC" from a CLOCK_MONOTONIC time. */
 static void format_since(struct manager *m, uint64_t mono_usec, char *buf, size_t size)
 {
-	time_t wall = time(NULL) - (time_t)((manager_now(m) - mono_usec) / 1000000ULL);
+	struct timespec ts;
+	uint64_t now_wall, ago = manager_now(m) - mono_usec;
+	time_t wall;
 	struct tm tm;
+
+	/* Rounded once from microseconds: status and explain agree. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now_wall = (uint64_t)ts.tv_sec * 1000000ULL + (uint64_t)ts.tv_nsec / 1000;
+	wall = (time_t)((now_wall - ago + 500000) / 1000000ULL);
 
 	if (!gmtime_r(&wall, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
 		snprintf(buf, size, "?");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "autoprotect.h"
+#include "psi.h"
 #include "test.h"
 #include "util.h"
 
@@ -339,5 +340,28 @@ static void test_many_samples(void)
 	CHECK_STREQ(autoprotect_action_to_string(AUTOPROTECT_OVER_BUDGET), "over-budget");
 }
 
-TEST_MAIN(test_suffering_unit_protected, test_pressure_needed, test_budget_most_suffering_first,
+static void test_psi_parse(void)
+{
+	static const char text[] = "some avg10=12.34 avg60=5.00 avg300=1.00 total=123456\n"
+				   "full avg10=3.21 avg60=1.00 avg300=0.50 total=6543\n";
+	double v = -1;
+
+	CHECK_EQ_INT(psi_parse_avg10(text, strlen(text), PSI_SOME, &v), 0);
+	CHECK(v > 12.33 && v < 12.35);
+	CHECK_EQ_INT(psi_parse_avg10(text, strlen(text), PSI_FULL, &v), 0);
+	CHECK(v > 3.20 && v < 3.22);
+	/* Without "full" (a kernel before 5.13's cgroup files, CPU). */
+	CHECK_EQ_INT(psi_parse_avg10(text, 53, PSI_FULL, &v), -EINVAL);
+	/* Not a plain number, out of range, cut short, empty. */
+	CHECK_EQ_INT(psi_parse_avg10("some avg10=inf avg60=0\n", 23, PSI_SOME, &v), -EINVAL);
+	CHECK_EQ_INT(psi_parse_avg10("some avg10=0x10 avg60=0\n", 24, PSI_SOME, &v), -EINVAL);
+	CHECK_EQ_INT(psi_parse_avg10("some avg10=100.01 avg60=0\n", 26, PSI_SOME, &v), -EINVAL);
+	CHECK_EQ_INT(psi_parse_avg10("some avg10=", 11, PSI_SOME, &v), -EINVAL);
+	CHECK_EQ_INT(psi_parse_avg10("", 0, PSI_SOME, &v), -EINVAL);
+	/* The last line without a newline. */
+	CHECK_EQ_INT(psi_parse_avg10("some avg10=7.5", 14, PSI_SOME, &v), 0);
+	CHECK(v == 7.5);
+}
+
+TEST_MAIN(test_psi_parse, test_suffering_unit_protected, test_pressure_needed, test_budget_most_suffering_first,
 	  test_explicit_never_decided, test_calm_release, test_counter_and_forget, test_many_samples)

@@ -286,7 +286,7 @@ static bool group_state(struct bus *b, const struct group *g, const struct backe
 	char autostate[256];
 
 	/* Protect=auto's own words before the policy (metrics read that). */
-	if (g->is_unit && manager_auto_describe(b->m, g->key, autostate, sizeof(autostate)) >= 0)
+	if (manager_auto_describe(b->m, g->key, autostate, sizeof(autostate)) >= 0)
 		snprintf(buf, size, "%s, %s (policy %s)", rep->state, autostate, g->source);
 	else
 		snprintf(buf, size, "%s (policy %s)", rep->state, g->source);

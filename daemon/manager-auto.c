@@ -21,7 +21,10 @@
 #include "textfault.h"
 
 struct auto_unit {
-	char *unit, *cgroup; /* the unit's own cgroup, not a process's below it */
+	/* The unit, or the cgroup for processes outside units (status keys
+	 * them the same way); its cgroup is the unit's own, not a process's
+	 * below it. */
+	char *unit, *cgroup;
 	struct rule_settings settings;
 	bool seen;		/* decided watched since the last reload */
 	bool no_figures_said;	/* MID_AUTO_NO_FIGURES logged */
@@ -119,16 +122,19 @@ static void auto_forget(struct manager *m, const char *unit)
 	auto_unit_free(u);
 }
 
-void auto_on_decision(struct manager *m, const char *unit, const char *cgroup, struct policy_decision *d)
+void auto_on_decision(struct manager *m, const char *unit_name, const char *cgroup, struct policy_decision *d)
 {
+	const char *unit = unit_name ?: cgroup;
 	struct auto_unit *u;
 
-	if (!d->watch || !unit || !cgroup || !m->autoprotect)
+	/* The root cgroup has no memory.exec_protect (nor a budget of its own). */
+	if (!d->watch || !cgroup || !m->autoprotect || (!unit_name && streq(cgroup, "/")))
 		return;
 	u = hashmap_get(&m->auto_units, unit);
 	if (!u) {
 		u = calloc(1, sizeof(*u));
-		if (!u || !(u->unit = strdup(unit)) || !(u->cgroup = unit_cgroup_of(cgroup, unit)) ||
+		if (!u || !(u->unit = strdup(unit)) ||
+		    !(u->cgroup = unit_name ? unit_cgroup_of(cgroup, unit_name) : strdup(cgroup)) ||
 		    hashmap_put(&m->auto_units, u->unit, u) < 0 || autoprotect_watch(m->autoprotect, unit) < 0) {
 			if (u && hashmap_get(&m->auto_units, unit) == u)
 				hashmap_remove(&m->auto_units, unit);
@@ -361,9 +367,11 @@ static int explicit_collect(struct manager *m, struct explicit_set *x)
 		const struct tracked *t = e->value;
 		uintptr_t at;
 
-		if (!t->unit || t->by_auto)
+		const char *key = t->unit ?: t->cgroup;
+
+		if (!key || t->by_auto)
 			continue;
-		at = (uintptr_t)hashmap_get(&x->index, t->unit);
+		at = (uintptr_t)hashmap_get(&x->index, key);
 		if (!at) {
 			struct autoprotect_explicit *n = realloc(x->units, (x->n + 1) * sizeof(*n));
 			struct rule_settings *ns;
@@ -376,7 +384,7 @@ static int explicit_collect(struct manager *m, struct explicit_set *x)
 				return -ENOMEM;
 			x->settings = ns;
 			x->settings[x->n] = t->settings;
-			x->units[x->n] = (struct autoprotect_explicit){ .key = strdup(t->unit) };
+			x->units[x->n] = (struct autoprotect_explicit){ .key = strdup(key) };
 			if (!x->units[x->n].key)
 				return -ENOMEM;
 			x->n++;
@@ -421,7 +429,7 @@ static void auto_apply(struct manager *m, const struct auto_unit *u)
 			while ((e = hashmap_next(&m->procs, &i, e))) {
 				struct tracked *t = e->value;
 
-				if (t->by_auto && streq_ptr(t->unit, u->unit)) {
+				if (t->by_auto && streq_ptr(t->unit ?: t->cgroup, u->unit)) {
 					release_tracked(m, t);
 					again = true;
 					break;
@@ -444,7 +452,7 @@ static void log_decision(struct manager *m, const struct auto_unit *u, const str
 		 "EXECGUARD_WINDOW_SEC=%.1f EXECGUARD_BUDGET_LEFT=%" PRIu64 " EXECGUARD_AUTO=%s",
 		 d->rate, d->pressure_some, system_psi, (double)d->span_usec / 1e6, d->budget_left,
 		 autoprotect_action_to_string(d->action));
-	f.unit = u->unit;
+	f.unit = u->unit[0] == '/' ? NULL : u->unit; /* a cgroup outside units */
 	f.cgroup = u->cgroup;
 	f.backend = m->backend_ops->name;
 	f.extra = extra;
@@ -512,7 +520,7 @@ int on_auto_timer(sd_event_source *s, uint64_t usec, void *userdata)
 			if (!u->no_figures_said) {
 				struct log_fields f = LOG_FIELDS_INIT;
 
-				f.unit = u->unit;
+				f.unit = u->unit[0] == '/' ? NULL : u->unit;
 				f.cgroup = u->cgroup;
 				log_event(LOG_NOTICE, MID_AUTO_NO_FIGURES, &f,
 					  "Protect=auto: no text fault figures for %s (%s): it cannot be judged and stays unprotected",

@@ -143,8 +143,9 @@ int on_rescan_timer(sd_event_source *s, uint64_t usec, void *userdata);
 /* manager-auto.c */
 int auto_setup(struct manager *m);
 void auto_free(struct manager *m);
-/* After the policy decided about a process of unit: watch the unit when
- * the decision says auto, and protect it when the engine has decided so. */
+/* After the policy decided about a process of unit (NULL: outside units,
+ * keyed by its cgroup): watch the unit when the decision says auto, and
+ * protect it when the engine has decided so. */
 void auto_on_decision(struct manager *m, const char *unit, const char *cgroup, struct policy_decision *d);
 /* Around a reload's scan: units no rule says auto for are forgotten. */
 void auto_reload_begin(struct manager *m);

@@ -27,6 +27,7 @@ struct auto_unit {
 	char *unit, *cgroup;
 	struct rule_settings settings;
 	bool seen;		/* decided watched since the last reload */
+	uint64_t cost, cost_at_usec; /* its text, and when it was read (0: never) */
 	bool no_figures_said;	/* MID_AUTO_NO_FIGURES logged */
 };
 
@@ -327,16 +328,27 @@ static uint64_t capped(const struct manager *m, const struct rule_settings *s, u
 	return bytes < cap ? bytes : cap;
 }
 
+/* A unit's text is read again at most this often: every round would read
+ * the mappings of every process of every protected unit. */
+#define COST_TTL_USEC (60 * 1000000ULL)
+
 static uint64_t auto_cost(void *userdata, const char *key)
 {
 	struct manager *m = userdata;
 	struct auto_unit *u = hashmap_get(&m->auto_units, key);
 	_cleanup_free_ pid_t *pids = NULL;
+	uint64_t now = manager_now(m);
 	size_t n;
 
-	if (!u || unit_pids(m, u->cgroup, &pids, &n) < 0)
+	if (!u)
 		return 0;
-	return capped(m, &u->settings, pids_text_bytes(m, pids, n));
+	if (u->cost_at_usec && now - u->cost_at_usec < COST_TTL_USEC)
+		return capped(m, &u->settings, u->cost);
+	if (unit_pids(m, u->cgroup, &pids, &n) < 0)
+		return capped(m, &u->settings, u->cost);
+	u->cost = pids_text_bytes(m, pids, n);
+	u->cost_at_usec = now;
+	return capped(m, &u->settings, u->cost);
 }
 
 /* The units explicit rules protect now, with their text: from the
@@ -364,7 +376,7 @@ static int explicit_collect(struct manager *m, struct explicit_set *x)
 
 	hashmap_init(&x->index, hash_string, equal_string);
 	while ((e = hashmap_next(&m->procs, &i, e))) {
-		const struct tracked *t = e->value;
+		struct tracked *t = e->value;
 		uintptr_t at;
 
 		const char *key = t->unit ?: t->cgroup;
@@ -393,8 +405,11 @@ static int explicit_collect(struct manager *m, struct explicit_set *x)
 			at = x->n;
 		}
 		/* The lock backend reads the mappings: what it locks at most.
-		 * The kernel backend does not: read them here. */
-		x->units[at - 1].cost += t->exec_bytes ? t->exec_bytes : pids_text_bytes(m, &t->pid, 1);
+		 * The kernel backend does not: read them here, once per
+		 * process (a later look does not change them much). */
+		if (!t->exec_bytes && !t->auto_text_bytes)
+			t->auto_text_bytes = pids_text_bytes(m, &t->pid, 1) ?: 1;
+		x->units[at - 1].cost += t->exec_bytes ?: t->auto_text_bytes;
 	}
 	for (size_t k = 0; k < x->n; k++)
 		x->units[k].cost = capped(m, &x->settings[k], x->units[k].cost);

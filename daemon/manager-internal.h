@@ -36,6 +36,7 @@ struct tracked {
 	uint64_t exec_bytes;	   /* file-backed exec mappings, last look */
 	sd_event_source *exit_source; /* the pidfd turning readable */
 	bool by_auto;		   /* protected by a Protect=auto decision */
+	uint64_t auto_text_bytes;  /* Protect=auto's budget: its text, read once (kernel backend) */
 };
 
 struct stage_queue {

@@ -566,7 +566,9 @@ int manager_explain(struct manager *m, pid_t pid, struct manager_explanation *re
 	}
 	in.unit_section_source = ret->unit_section_source;
 	policy_decide(&m->policy, &in, &ret->decision);
-	if (ret->decision.watch && (manager_auto_describe(m, l.unit ?: l.cgroup, ret->auto_state, sizeof(ret->auto_state)) > 0))
+	/* Protect=auto: what the engine decided is the decision. */
+	if (ret->decision.watch &&
+	    manager_auto_describe(m, l.unit ?: l.cgroup, ret->auto_state, sizeof(ret->auto_state)) > 0)
 		ret->decision.protect = true;
 	ret->tracked = hashmap_get(&m->procs, INT_TO_KEY(pid)) != NULL;
 	ret->exe = TAKE_PTR(l.exe);

@@ -90,7 +90,7 @@ KIDS+=($!)
 # The premise: the program does take major faults again and again.
 majflt() { awk '{ print $12 }' "/proc/$PROG/stat"; }
 m0=$(majflt)
-faulted() { [ "$(majflt)" -ge $((m0 + 200)) ]; }
+faulted() { [ "$(majflt)" -ge $((m0 + 50)) ]; }
 wait_until 60 faulted || skip "the program's text is not evicted here (major faults $m0 -> $(majflt)): no suffering to see"
 pass "the program suffers: major faults $m0 -> $(majflt)"
 

@@ -219,7 +219,7 @@ void policy_init(struct policy *p)
 			.pressure_reserve = { .percent = 1, .set = true },
 			.prewarm_budget = { .bytes = 128ULL << 20, .set = true },
 			.prewarm_record_sec = 300,
-			.auto_fault_rate = 10,
+			.auto_fault_rate = 2,
 			.auto_pressure_some = 5,
 			.auto_window_sec = 30,
 			.auto_interval_sec = 5,

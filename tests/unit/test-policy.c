@@ -555,7 +555,7 @@ static void test_protect_auto(void)
 
 	/* Defaults. */
 	policy_init(&p);
-	CHECK_EQ_INT(p.daemon.auto_fault_rate, 10);
+	CHECK_EQ_INT(p.daemon.auto_fault_rate, 2);
 	CHECK_EQ_INT(p.daemon.auto_pressure_some, 5);
 	CHECK_EQ_INT(p.daemon.auto_window_sec, 30);
 	CHECK_EQ_INT(p.daemon.auto_interval_sec, 5);

@@ -300,6 +300,11 @@ int autoprotect_decide(struct autoprotect *ap, uint64_t now_usec, double system_
 		uint64_t c = cost(userdata, u->key);
 		bool fits = c <= left;
 
+		/* No text: no process in it now (it exited, the cgroup stays):
+		 * nothing to protect; it is a candidate again next round. */
+		if (c == 0)
+			continue;
+
 		if (!fits && u->over_budget)
 			continue; /* said already in this episode */
 		r = add_decision(ap, &(struct autoprotect_decision){

@@ -27,7 +27,7 @@ struct autoprotect_explicit {
 
 /* What protecting a unit would cost (bytes of text, already capped by the
  * unit's own budget); asked only of candidates and of units protected
- * by this engine. */
+ * by this engine. 0: nothing to protect (no process): not decided. */
 typedef uint64_t (*autoprotect_cost_fn)(void *userdata, const char *key);
 
 enum autoprotect_action {

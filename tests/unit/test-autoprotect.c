@@ -317,6 +317,30 @@ static void test_counter_and_forget(void)
 	autoprotect_free(ap);
 }
 
+static void test_nothing_to_protect(void)
+{
+	struct autoprotect *ap = new_engine(&config);
+	struct costs c = { .key = { "gone.service" }, .bytes = { 0 } };
+	const struct autoprotect_decision *d;
+	uint64_t f = 0;
+	size_t n;
+
+	/* It suffered, then its processes exited (the cgroup stays): no
+	 * protection of nothing, and no "over budget" either. */
+	autoprotect_watch(ap, "gone.service");
+	feed(ap, "gone.service", &f, 100, 0, 10 * SEC, -1);
+	d = decide(ap, 10 * SEC, 50, NULL, 0, &c, &n);
+	CHECK_EQ_INT(n, 0);
+	CHECK(!autoprotect_is_protected(ap, "gone.service"));
+	/* A process again: protected. */
+	c.bytes[0] = 1 * MB;
+	feed(ap, "gone.service", &f, 100, 12 * SEC, 12 * SEC, -1);
+	d = decide(ap, 12 * SEC, 50, NULL, 0, &c, &n);
+	CHECK_EQ_INT(n, 1);
+	CHECK_EQ_INT(d[0].action, AUTOPROTECT_PROTECT);
+	autoprotect_free(ap);
+}
+
 static void test_many_samples(void)
 {
 	struct autoprotect_config c1 = config;
@@ -364,4 +388,4 @@ static void test_psi_parse(void)
 }
 
 TEST_MAIN(test_psi_parse, test_suffering_unit_protected, test_pressure_needed, test_budget_most_suffering_first,
-	  test_explicit_never_decided, test_calm_release, test_counter_and_forget, test_many_samples)
+	  test_explicit_never_decided, test_calm_release, test_counter_and_forget, test_nothing_to_protect, test_many_samples)

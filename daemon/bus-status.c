@@ -283,8 +283,38 @@ static bool group_state(struct bus *b, const struct group *g, const struct backe
 		snprintf(buf, size, "%s", rep->state);
 		return false;
 	}
-	snprintf(buf, size, "%s (policy %s)", rep->state, g->source);
+	char autostate[256];
+
+	/* Protect=auto's own words before the policy (metrics read that). */
+	if (manager_auto_describe(b->m, g->key, autostate, sizeof(autostate)) >= 0)
+		snprintf(buf, size, "%s, %s (policy %s)", rep->state, autostate, g->source);
+	else
+		snprintf(buf, size, "%s (policy %s)", rep->state, g->source);
 	return rep->protected_now;
+}
+
+/* Watched units with no process protected: "auto: watched, not
+ * protected (N text faults/s ...)". */
+struct auto_rows {
+	struct bus *b;
+	sd_bus_message *reply;
+	struct groups *gs;
+	const char *backend;
+};
+
+static int append_auto_row(const char *unit, const char *cgroup, void *userdata)
+{
+	struct auto_rows *ar = userdata;
+	char why[256];
+
+	if (group_find(ar->gs, unit) || manager_auto_describe(ar->b->m, unit, why, sizeof(why)) < 0)
+		return 0;
+	_cleanup_(bus_names_done) struct bus_names bn = { 0 };
+	const char *u = bus_name(&bn, unit), *c = bus_name(&bn, cgroup), *w = bus_name(&bn, why);
+
+	return bn.err ?: sd_bus_message_append(ar->reply, "(sssbsuttttt)", u, c, ar->backend, 0, w, 0,
+					      STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN,
+					      STAT_UNKNOWN);
 }
 
 struct section_rows {
@@ -301,7 +331,9 @@ static int append_section_row(const char *unit, const struct rule_settings *s, c
 
 	if (group_find(sr->gs, unit))
 		return 0;
-	if (s->protect > 0)
+	if (s->protect == PROTECT_AUTO)
+		snprintf(why, sizeof(why), "no process running (Protect=auto at %s)", strna(source));
+	else if (s->protect > 0)
 		snprintf(why, sizeof(why), "no process running (Protect=yes at %s)", strna(source));
 	else if (s->protect == 0)
 		snprintf(why, sizeof(why), "Protect=no at %s", strna(source));
@@ -503,6 +535,11 @@ static int units_reply(struct status_job *j)
 		r = bn.err ?: sd_bus_message_append(reply, "(sssbsuttttt)", key, cgroup, ops->name, on, w,
 						   (uint32_t)gs->g[i].n_pids, f->mapped, f->resident, f->locked,
 						   f->majflt, f->breaches);
+	}
+	if (r >= 0) {
+		struct auto_rows ar = { j->b, reply, gs, ops->name };
+
+		r = manager_auto_foreach(j->b->m, append_auto_row, &ar);
 	}
 	if (r >= 0) {
 		struct section_rows sr = { reply, gs, ops->name };

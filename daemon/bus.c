@@ -178,6 +178,9 @@ static int method_explain(sd_bus_message *msg, void *userdata, sd_bus_error *err
 	}
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
+	/* Protect=auto's state for the unit, "" when it is not watched. */
+	if (r >= 0)
+		r = sd_bus_message_append(reply, "s", e.auto_state);
 	manager_explanation_done(&e);
 	if (r >= 0)
 		r = sd_bus_send(NULL, reply, NULL);
@@ -288,12 +291,12 @@ static const sd_bus_vtable manager_vtable[] = {
 				 method_list_libraries, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("ListPrewarm", "", , "a(ssttttttx)", SD_BUS_PARAM(units),
 				 method_list_prewarm, SD_BUS_VTABLE_UNPRIVILEGED),
-	SD_BUS_METHOD_WITH_NAMES("Explain", "u", SD_BUS_PARAM(pid), "ssssbbsssa(ssus)",
+	SD_BUS_METHOD_WITH_NAMES("Explain", "u", SD_BUS_PARAM(pid), "ssssbbsssa(ssus)s",
 				 SD_BUS_PARAM(unit) SD_BUS_PARAM(cgroup) SD_BUS_PARAM(exe)
 					 SD_BUS_PARAM(backend) SD_BUS_PARAM(protect)
 					 SD_BUS_PARAM(tracked) SD_BUS_PARAM(decided_by)
 					 SD_BUS_PARAM(unit_section) SD_BUS_PARAM(unit_section_source)
-					 SD_BUS_PARAM(rules),
+					 SD_BUS_PARAM(rules) SD_BUS_PARAM(auto_state),
 				 method_explain, SD_BUS_VTABLE_UNPRIVILEGED),
 	/* No UNPRIVILEGED flag: sd-bus asks for CAP_SYS_ADMIN. */
 	SD_BUS_METHOD_WITH_NAMES("Reload", "", , "s", SD_BUS_PARAM(summary), method_reload, 0),

@@ -285,6 +285,22 @@ static int get_props(sd_bus *bus, sd_bus_message **reply, struct props *p)
 
 static void print_prewarm(sd_bus *bus);
 
+/* Protect=auto's phrase in a unit's state ("auto: protected since ...",
+ * "auto: watched, not protected (...)"), as JSON; null when not watched. */
+static void print_auto(const char *state)
+{
+	const char *p = strstr(state, "auto: "), *end;
+	char buf[256];
+
+	if (!p || (p != state && strncmp(p - 2, ", ", 2) != 0)) {
+		fputs("null", stdout);
+		return;
+	}
+	end = strstr(p, " (policy ");
+	snprintf(buf, sizeof(buf), "%.*s", (int)(end ? end - p : (ptrdiff_t)strlen(p)), p);
+	json_string(buf);
+}
+
 static int cmd_status(sd_bus *bus)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *pr = NULL, *reply = NULL;
@@ -339,6 +355,7 @@ static int cmd_status(sd_bus *bus)
 			json_key("backend", false), json_string(backend);
 			json_key("protected", false), fputs(on ? "true" : "false", stdout);
 			json_key("state", false), json_string(why);
+			json_key("auto", false), print_auto(why);
 			json_key("processes", false), printf("%u", procs);
 			json_key("text_mapped_bytes", false), json_u64(mapped);
 			json_key("text_resident_bytes", false), json_u64(resident);
@@ -470,7 +487,7 @@ static int cmd_libs(sd_bus *bus)
 static int cmd_explain(sd_bus *bus, const char *arg)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-	const char *unit, *cgroup, *exe, *backend, *source, *section, *section_source;
+	const char *unit, *cgroup, *exe, *backend, *source, *section, *section_source, *auto_state;
 	int protect, tracked, r, n = 0;
 	unsigned long pid;
 	char *end;
@@ -541,10 +558,24 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 	}
 	if (r < 0)
 		goto bad;
-	if (arg_json)
-		printf("]}\n");
-	else if (!n)
-		printf("  rules matched: none\n");
+	r = sd_bus_message_exit_container(reply);
+	if (r < 0)
+		goto bad;
+	/* Protect=auto's state: added after the rules (an older daemon
+	 * does not send it). */
+	auto_state = "";
+	if (sd_bus_message_peek_type(reply, NULL, NULL) > 0 && sd_bus_message_read(reply, "s", &auto_state) < 0)
+		auto_state = "";
+	if (arg_json) {
+		printf("]");
+		json_key("auto", false), *auto_state ? json_string(auto_state) : (void)fputs("null", stdout);
+		printf("}\n");
+	} else {
+		if (!n)
+			printf("  rules matched: none\n");
+		if (*auto_state)
+			printf("  Protect=auto:  %s\n", auto_state);
+	}
 	return EXIT_OK;
 bad:
 	fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));

@@ -78,14 +78,15 @@ static bool rate_limited(int priority)
 }
 
 #define MAX_FIELDS 12
+#define MAX_EXTRA_FIELDS 8
 
 static void send_journal(int priority, int error, const char *message_id, const struct log_fields *f,
 			 const char *msg)
 {
 	char buf[MAX_FIELDS][96];
-	struct iovec iov[MAX_FIELDS + 8];
+	struct iovec iov[MAX_FIELDS + 8 + MAX_EXTRA_FIELDS];
 	size_t n = 0, nb = 0;
-	_cleanup_free_ char *m = NULL, *unit = NULL, *cgroup = NULL, *exe = NULL, *policy = NULL;
+	_cleanup_free_ char *m = NULL, *unit = NULL, *cgroup = NULL, *exe = NULL, *policy = NULL, *extra = NULL;
 
 #define ADD_FIXED(...)                                                         \
 	do {                                                                  \
@@ -121,6 +122,14 @@ static void send_journal(int priority, int error, const char *message_id, const 
 			ADD_FIXED("EXECGUARD_BYTES=%lld", f->bytes);
 		if (f->latency_us >= 0)
 			ADD_FIXED("EXECGUARD_LATENCY_USEC=%lld", f->latency_us);
+		if (f->extra && (extra = strdup(f->extra))) {
+			char *save = NULL;
+			size_t k = 0;
+
+			for (char *t = strtok_r(extra, " ", &save); t && k < MAX_EXTRA_FIELDS;
+			     t = strtok_r(NULL, " ", &save), k++)
+				iov[n++] = (struct iovec){ t, strlen(t) };
+		}
 	}
 	/* sd_journal_sendv() drops messages silently when journald's
 	 * socket is not there: keep them on stderr then. */
@@ -183,6 +192,8 @@ static void format_fields(char *buf, size_t size, int error, const char *message
 			FIELD("EXECGUARD_BYTES=%lld", f->bytes);
 		if (f->latency_us >= 0)
 			FIELD("EXECGUARD_LATENCY_USEC=%lld", f->latency_us);
+		if (f->extra)
+			FIELD("%s", escape_controls(tmp, sizeof(tmp), f->extra));
 	}
 #undef FIELD
 	if (o && o < size - 1) {

@@ -28,6 +28,9 @@ struct log_fields {
 	pid_t pid;		 /* 0: none */
 	long long bytes;	 /* <0: none */
 	long long latency_us;	 /* <0: none */
+	/* More fields, "EXECGUARD_A=1 EXECGUARD_B=2": space-separated, values
+	 * without spaces (Protect=auto's evidence); NULL: none. */
+	const char *extra;
 };
 
 #define LOG_FIELDS_INIT { .bytes = -1, .latency_us = -1 }

@@ -35,6 +35,8 @@ struct tracked {
 	bool seen;		   /* mark for the full rescan */
 	uint64_t exec_bytes;	   /* file-backed exec mappings, last look */
 	sd_event_source *exit_source; /* the pidfd turning readable */
+	bool by_auto;		   /* protected by a Protect=auto decision */
+	uint64_t auto_text_bytes;  /* Protect=auto's budget: its text, read once (kernel backend) */
 };
 
 struct stage_queue {
@@ -75,6 +77,12 @@ struct manager {
 	char *cgroup_root;
 
 	struct hashmap procs; /* pid -> struct tracked (protected ones only) */
+	/* Protect=auto (manager-auto.c): the engine, the text fault reader,
+	 * the watched units (unit -> struct auto_unit) and their sampling. */
+	struct autoprotect *autoprotect;
+	struct text_faults *text_faults;
+	struct hashmap auto_units;
+	sd_event_source *auto_timer;
 	unit_settings_fn unit_settings; /* [X-ExecGuard] of a unit, or NULL */
 	void *unit_settings_userdata;
 	struct stage_queue stages[ELEMENTSOF(((struct daemon_settings *)0)->rescan_delays_ms)];
@@ -132,6 +140,18 @@ int protect_now(struct manager *m, struct tracked *t, struct look *l);
 uint64_t remap_interval_usec(const struct manager *m);
 int on_remap_timer(sd_event_source *s, uint64_t usec, void *userdata);
 int on_rescan_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+/* manager-auto.c */
+int auto_setup(struct manager *m);
+void auto_free(struct manager *m);
+/* After the policy decided about a process of unit (NULL: outside units,
+ * keyed by its cgroup): watch the unit when the decision says auto, and
+ * protect it when the engine has decided so. */
+void auto_on_decision(struct manager *m, const char *unit, const char *cgroup, struct policy_decision *d);
+/* Around a reload's scan: units no rule says auto for are forgotten. */
+void auto_reload_begin(struct manager *m);
+void auto_reload_end(struct manager *m);
+int on_auto_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
 /* manager-stats.c */
 void record_latency(struct manager *m, uint64_t exec_ts);

@@ -192,6 +192,7 @@ void tracked_update(struct tracked *t, struct look *l, const struct policy_decis
 	t->unit = TAKE_PTR(l->unit);
 	t->source = strdup_or_null(d->protect_source);
 	t->settings = d->settings;
+	t->by_auto = d->watch;
 	t->seen = true;
 	t->m->status_dirty = true;
 }

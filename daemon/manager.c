@@ -113,6 +113,8 @@ static int look_and_decide(struct manager *m, pid_t pid, uint64_t exec_ts, const
 		in.exe = l->exe;
 	}
 	policy_decide(&m->policy, &in, d);
+	/* Protect=auto: watched; protected once the engine says so. */
+	auto_on_decision(m, l->unit, l->cgroup, d);
 	if (d->protect && in.exe) {
 		r = look_pin(l, m->pin_by_proc_dir, t ? t->pidfd : -1);
 		if (r < 0)
@@ -434,11 +436,13 @@ int manager_reload(struct manager *m, struct policy *ret_rejected)
 	m->policy = next;
 	m->env.settings = &m->policy.daemon;
 	m->backend_ops->reconfigure(m->backend, &m->policy.daemon);
+	auto_reload_begin(m);
 	f.backend = m->backend_ops->name;
 	log_event(LOG_INFO, MID_POLICY_LOADED, &f, "policy reloaded: %zu rule%s from %zu file%s",
 		  m->policy.n_rules, m->policy.n_rules == 1 ? "" : "s", m->policy.n_files,
 		  m->policy.n_files == 1 ? "" : "s");
 	scan_all(m);
+	auto_reload_end(m);
 	update_status(m, NULL);
 	sd_notify(false, "READY=1");
 	return 0;
@@ -562,6 +566,10 @@ int manager_explain(struct manager *m, pid_t pid, struct manager_explanation *re
 	}
 	in.unit_section_source = ret->unit_section_source;
 	policy_decide(&m->policy, &in, &ret->decision);
+	/* Protect=auto: what the engine decided is the decision. */
+	if (ret->decision.watch &&
+	    manager_auto_describe(m, l.unit ?: l.cgroup, ret->auto_state, sizeof(ret->auto_state)) > 0)
+		ret->decision.protect = true;
 	ret->tracked = hashmap_get(&m->procs, INT_TO_KEY(pid)) != NULL;
 	ret->exe = TAKE_PTR(l.exe);
 	ret->cgroup = TAKE_PTR(l.cgroup);
@@ -629,6 +637,7 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 	m->pin_by_proc_dir = args->proc_root && !streq(args->proc_root, "/proc");
 	raise_nofile_limit();
 	hashmap_init(&m->procs, hash_int, equal_int);
+	hashmap_init(&m->auto_units, hash_string, equal_string);
 	policy_init(&m->policy);
 
 	m->proc_fd = open(args->proc_root ?: "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -741,6 +750,9 @@ int manager_pick_backend(struct manager *m)
 	if (r < 0)
 		return log_error_errno(r, "cannot set up backend %s: %m", m->backend_ops->name);
 	m->backend_choice = want;
+	r = auto_setup(m);
+	if (r < 0)
+		return r;
 	f.backend = m->backend_ops->name;
 	log_event(LOG_INFO, MID_BACKEND, &f, "backend %s%s, cgroup2 at %s", m->backend_ops->name,
 		  m->args.dry_run ? " (dry run: nothing is changed)" : "", m->cgroup_root);
@@ -901,6 +913,7 @@ struct manager *manager_free(struct manager *m)
 	}
 	if (m->backend_ops)
 		m->backend_ops->destroy(m->backend);
+	auto_free(m);
 	hashmap_done(&m->procs);
 	sd_event_source_unref(m->cn_source);
 	sd_event_source_unref(m->cn_retry_timer);

@@ -62,6 +62,7 @@ struct manager_explanation {
 	struct policy_decision decision; /* rules point into the live policy */
 	bool tracked;		       /* protected right now */
 	bool unit_section_pending;     /* systemd is being asked: not in the decision */
+	char auto_state[256];	       /* Protect=auto: manager_auto_describe(), or "" */
 };
 
 int manager_new(const struct manager_args *args, struct manager **ret);
@@ -119,5 +120,12 @@ int manager_foreach_process(struct manager *m, manager_process_fn fn, void *user
 void manager_get_stats(struct manager *m, struct manager_stats *ret);
 /* Which policy applies to pid now, and why; -ESRCH if it is gone. */
 int manager_explain(struct manager *m, pid_t pid, struct manager_explanation *ret);
+/* Protect=auto: "auto: protected since ..." or "auto: watched, not
+ * protected (...)" for a watched unit; 1 protected, 0 not, -ENOENT when
+ * it is not watched. */
+int manager_auto_describe(struct manager *m, const char *unit, char *buf, size_t size);
+/* Each watched unit with its cgroup; stops at a non-zero return. */
+int manager_auto_foreach(struct manager *m, int (*fn)(const char *unit, const char *cgroup, void *userdata),
+			 void *userdata);
 void manager_explanation_done(struct manager_explanation *e);
 

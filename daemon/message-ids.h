@@ -82,3 +82,13 @@
 #define MID_PREWARM_RECORD_INVALID "bd9dc18f9c7344c29b43b40351e59b16"
 /* prewarm: a replay stopped or skipped (memory short, budget spent) */
 #define MID_PREWARM_SKIPPED "0384931a349e47f7aca1119604dfb242"
+/* Protect=auto: a watched unit suffers and is protected (evidence in
+ * EXECGUARD_FAULT_RATE, EXECGUARD_PSI_SOME, EXECGUARD_WINDOW_SEC,
+ * EXECGUARD_BUDGET_LEFT, EXECGUARD_BYTES) */
+#define MID_AUTO_PROTECTED "8ec1563ece604fc0a930b24276e89ecd"
+/* Protect=auto: calm for AutoCalmSec=, released */
+#define MID_AUTO_RELEASED "471d5413abf4453198eb3f9c62b0f1c7"
+/* Protect=auto: a unit suffers but its text does not fit the budget left */
+#define MID_AUTO_OVER_BUDGET "2f61a0531715406291da65cddca2c1f0"
+/* Protect=auto: no text fault figures for a watched unit: it cannot be judged */
+#define MID_AUTO_NO_FIGURES "b532a42b3ff54d66b05d5602ae0fd67b"

@@ -219,6 +219,11 @@ void policy_init(struct policy *p)
 			.pressure_reserve = { .percent = 1, .set = true },
 			.prewarm_budget = { .bytes = 128ULL << 20, .set = true },
 			.prewarm_record_sec = 300,
+			.auto_fault_rate = 2,
+			.auto_pressure_some = 5,
+			.auto_window_sec = 30,
+			.auto_interval_sec = 5,
+			.auto_calm_sec = 600,
 		},
 	};
 }
@@ -273,6 +278,7 @@ struct parse_state {
 	size_t n_seen;
 	int error;			/* -ENOMEM */
 	unsigned pressure_line;		/* last Pressure{Stall,Window}MSec= here */
+	unsigned auto_line;		/* last Auto{Interval,Window}Sec= here */
 	/* The rest of an overlong list-key line, still to hand to inih. */
 	char cont_key[32];
 	const char *cont_pos, *cont_end;
@@ -574,6 +580,7 @@ enum key_kind {
 	KEY_BUDGET,	     /* bytes (K/M/G/T) or a percentage */
 	KEY_LIMIT,	     /* bytes (K/M/G/T) or "max", in a uint64_t */
 	KEY_BOOLEAN,	     /* yes/no, stored in an int (-1 unset) */
+	KEY_PROTECT,	     /* yes/no/auto, stored in an int (-1 unset, PROTECT_AUTO) */
 	KEY_TRISTATE,	     /* yes/no, stored in an int as PREWARM_YES/NO (0 unset) */
 	KEY_BACKEND,	     /* enum backend_choice */
 	KEY_DELAYS,	     /* rising millisecond delays */
@@ -625,8 +632,21 @@ static const struct policy_key keys[] = {
 	{ "MatchUnit", IN_RULE, KEY_GLOBS, R(match_unit), 0, 0, NULL, "globs of systemd unit names" },
 	{ "MatchCgroup", IN_RULE, KEY_GLOBS, R(match_cgroup), 0, 0, NULL, "globs of cgroup2 paths, from /" },
 	{ "MatchExe", IN_RULE, KEY_GLOBS, R(match_exe), 0, 0, NULL, "globs of executable paths" },
-	{ "Protect", IN_RULE | IN_UNIT, KEY_BOOLEAN, S(protect), 0, 0, "yes or no",
-	  "keep the program text of the matching processes in memory" },
+	{ "AutoFaultRate", IN_DAEMON, KEY_UINT, D(auto_fault_rate), 1, 1000000,
+	  "text faults per second from 1 to 1000000",
+	  "Protect=auto: a watched unit taking this many text faults per second under pressure is protected" },
+	{ "AutoPressureSome", IN_DAEMON, KEY_UINT, D(auto_pressure_some), 0, 100,
+	  "a percentage from 0 (faults alone) to 100",
+	  "Protect=auto: memory PSI \"some\" avg10 (system or unit) that counts as pressure" },
+	{ "AutoWindowSec", IN_DAEMON, KEY_UINT, D(auto_window_sec), 2, 3600, "seconds from 2 to 3600",
+	  "Protect=auto: text faults per second are taken over this window" },
+	{ "AutoIntervalSec", IN_DAEMON, KEY_UINT, D(auto_interval_sec), 1, 600, "seconds from 1 to 600",
+	  "Protect=auto: watched units are sampled this often" },
+	{ "AutoCalmSec", IN_DAEMON, KEY_UINT, D(auto_calm_sec), 0, 604800,
+	  "seconds from 0 (never) to 604800",
+	  "Protect=auto: an auto-protected unit is released after this long without suffering" },
+	{ "Protect", IN_RULE | IN_UNIT, KEY_PROTECT, S(protect), 0, 0, "yes, no or auto",
+	  "keep the program text of the matching processes in memory; auto: once they suffer" },
 	{ "LockBudget", IN_RULE | IN_UNIT, KEY_BUDGET, S(lock_budget), 0, 0,
 	  "bytes (K, M, G, T suffix) or a percentage of RAM", "lock backend: at most this much for the unit" },
 	{ "ExecProtectLimit", IN_RULE | IN_UNIT, KEY_LIMIT, S(exec_protect_limit), 0, 0,
@@ -724,6 +744,11 @@ static int parse_key_value(struct parse_state *st, const struct policy_key *k, c
 		if (r >= 0)
 			*(int *)target = r;
 		break;
+	case KEY_PROTECT:
+		r = streq(value, "auto") ? PROTECT_AUTO : parse_boolean(value);
+		if (r >= 0)
+			*(int *)target = r;
+		break;
 	case KEY_TRISTATE:
 		r = parse_boolean(value);
 		if (r >= 0)
@@ -797,6 +822,9 @@ static int handle_key(struct parse_state *st, const char *name, const char *valu
 	if (r == 0 && section == IN_DAEMON &&
 	    (streq(name, "PressureStallMSec") || streq(name, "PressureWindowMSec")))
 		st->pressure_line = st->line;
+	if (r == 0 && section == IN_DAEMON &&
+	    (streq(name, "AutoIntervalSec") || streq(name, "AutoWindowSec")))
+		st->auto_line = st->line;
 	return r;
 }
 
@@ -862,6 +890,14 @@ int policy_parse_buffer(struct policy *p, const char *file, const char *buf, siz
 		r = policy_add_error(p, file, st.pressure_line,
 				     "PressureStallMSec=%u must be below PressureWindowMSec=%u",
 				     p->daemon.pressure_stall_ms, p->daemon.pressure_window_ms);
+		if (r < 0)
+			return r;
+	}
+	/* The rate needs two samples inside the window. */
+	if (st.auto_line && p->daemon.auto_interval_sec * 2 > p->daemon.auto_window_sec) {
+		r = policy_add_error(p, file, st.auto_line,
+				     "AutoWindowSec=%u must be at least twice AutoIntervalSec=%u",
+				     p->daemon.auto_window_sec, p->daemon.auto_interval_sec);
 		if (r < 0)
 			return r;
 	}
@@ -1058,7 +1094,8 @@ void policy_decide(const struct policy *p, const struct policy_input *in, struct
 		if (in->unit_section->protect >= 0)
 			ret->protect_source = in->unit_section_source ?: "unit file";
 	}
-	ret->protect = ret->settings.protect > 0;
+	ret->protect = ret->settings.protect == 1;
+	ret->watch = ret->settings.protect == PROTECT_AUTO;
 }
 
 size_t policy_print_errors(const struct policy *p, FILE *f)

@@ -46,11 +46,21 @@ struct daemon_settings {
 	struct budget pressure_reserve;
 	struct budget prewarm_budget;	/* prewarm: all units' replays together */
 	unsigned prewarm_record_sec;	/* prewarm: record this often */
+	/* Protect=auto (autoprotect.h): a watched unit is protected when
+	 * its text faults per second over the window reach auto_fault_rate
+	 * while memory PSI "some" avg10 (the system's or the unit's) is at
+	 * least auto_pressure_some percent; undone after auto_calm_sec
+	 * without that (0: kept until the daemon stops). */
+	unsigned auto_fault_rate;
+	unsigned auto_pressure_some;
+	unsigned auto_window_sec;
+	unsigned auto_interval_sec;
+	unsigned auto_calm_sec;
 };
 
 /* Per-process settings a rule (or a unit's own section) can give. */
 struct rule_settings {
-	int protect;		 /* -1 unset, 0, 1 */
+	int protect;		 /* -1 unset, 0, 1, PROTECT_AUTO */
 	struct budget lock_budget; /* per unit */
 	/* Kernel backend: the bound written to the cgroup's
 	 * memory.exec_protect; 0 unset (max), EXEC_PROTECT_LIMIT_MAX "max". */
@@ -63,6 +73,9 @@ struct rule_settings {
 };
 
 enum { PREWARM_NO = 1, PREWARM_YES = 2 };
+
+/* Protect=auto: watched, and protected when it suffers (autoprotect.h). */
+#define PROTECT_AUTO 2
 
 #define EXEC_PROTECT_LIMIT_MAX UINT64_MAX
 
@@ -103,7 +116,8 @@ struct policy_input {
 
 struct policy_decision {
 	struct rule_settings settings; /* effective */
-	bool protect;
+	bool protect;		       /* Protect=yes */
+	bool watch;		       /* Protect=auto: the manager decides */
 	const char *protect_source;    /* rule name, "unit file" or "default" */
 	const struct rule *matched[32];
 	size_t n_matched;

@@ -154,3 +154,47 @@ unsigned psi_trigger_stall_ms(const struct psi_trigger *t)
 {
 	return t->stall_ms;
 }
+
+int psi_parse_avg10(const char *buf, size_t len, enum psi_kind kind, double *ret)
+{
+	const char *want = kind == PSI_SOME ? "some " : "full ";
+	const char *p = buf, *end = buf + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+
+		if ((size_t)(le - p) > 11 && memcmp(p, want, 5) == 0 && memcmp(p + 5, "avg10=", 6) == 0) {
+			char num[32];
+			size_t n = 0;
+			char *e;
+			double v;
+
+			for (const char *q = p + 11; q < le && *q != ' ' && n < sizeof(num) - 1; q++)
+				num[n++] = *q;
+			num[n] = '\0';
+			/* Digits and one dot only: strtod() would take "inf", "0x1p3". */
+			if (n == 0 || strspn(num, "0123456789.") != n)
+				return -EINVAL;
+			errno = 0;
+			v = strtod(num, &e);
+			if (errno || *e || v < 0 || v > 100)
+				return -EINVAL;
+			*ret = v;
+			return 0;
+		}
+		p = le + 1;
+	}
+	return -EINVAL;
+}
+
+int psi_read_avg10(int dirfd, const char *path, enum psi_kind kind, double *ret)
+{
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	int r;
+
+	r = read_file_at(dirfd, path, 4096, &buf, &len);
+	if (r < 0)
+		return r;
+	return psi_parse_avg10(buf, len, kind, ret);
+}

@@ -46,3 +46,10 @@ const char *psi_trigger_path(const struct psi_trigger *t);
 unsigned psi_trigger_events(const struct psi_trigger *t);
 unsigned psi_trigger_window_ms(const struct psi_trigger *t);
 unsigned psi_trigger_stall_ms(const struct psi_trigger *t);
+
+/* "some avg10=12.34 avg60=... total=..." (a PSI file's text): the avg10
+ * of the line of kind, a percentage. -EINVAL when there is none. Pure. */
+int psi_parse_avg10(const char *buf, size_t len, enum psi_kind kind, double *ret);
+/* The same read from path relative to dirfd (a cgroup's memory.pressure,
+ * or "pressure/memory" under /proc). */
+int psi_read_avg10(int dirfd, const char *path, enum psi_kind kind, double *ret);

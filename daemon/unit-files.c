@@ -184,7 +184,8 @@ void rule_settings_format(const struct rule_settings *s, char *buf, size_t size)
 
 	buf[0] = '\0';
 	if (s->protect >= 0)
-		l += (size_t)snprintf(buf + l, size - l, "Protect=%s", s->protect ? "yes" : "no");
+		l += (size_t)snprintf(buf + l, size - l, "Protect=%s",
+				      s->protect == PROTECT_AUTO ? "auto" : s->protect ? "yes" : "no");
 	if (s->lock_budget.set && l < size) {
 		if (s->lock_budget.percent)
 			l += (size_t)snprintf(buf + l, size - l, "%sLockBudget=%u%%", l ? " " : "",

@@ -8,10 +8,10 @@ import os
 import statistics
 import sys
 
-MODES = ["none", "protect", "lock", "lockpin", "mlock", "minttl"]
+MODES = ["none", "protect", "lock", "lockpin", "mlock", "minttl", "auto"]
 MODE_NAME = {"none": "none", "protect": "exec_protect=max", "lock": "execguardd lock",
              "lockpin": "execguardd lock, no give-back", "mlock": "whole-file mlock",
-             "minttl": "min_ttl_ms=1000 (MGLRU)"}
+             "minttl": "min_ttl_ms=1000 (MGLRU)", "auto": "execguardd Protect=auto (kernel)"}
 REL = 50  # relative stall threshold: this many times the unloaded p50
 
 
@@ -84,7 +84,28 @@ def run_stats(d):
     pa, pb = psi(os.path.join(d, "pre.psi")), psi(os.path.join(d, "post.psi"))
     held = kv(os.path.join(d, "held"))
     held.setdefault("held_before", "0")
-    return dict(req=req, fstall=fstall, flt=flt, touched=touched, cold=cold, text=text, dv=dv,
+    # auto: when the service was protected (CLOCK_MONOTONIC, us), and the
+    # pressure-phase requests with a major fault before and after it
+    auto = None
+    at = kv(os.path.join(d, "auto")).get("protected_at_sec")
+    if os.path.exists(os.path.join(d, "requests")) and os.path.basename(d).startswith("auto-"):
+        t_prot = float(at) * 1e6 if at else None
+        rows = []
+        for line in open(os.path.join(d, "requests")):
+            ph, start, dur, mf, _ = map(int, line.split())
+            if ph == 1:
+                rows.append((start, dur / 1000.0, mf))
+        stalls = [s for s, dur, mf in rows if dur > 20 and mf]
+        first = min(stalls) if stalls else None
+        before = sum(1 for s, dur, mf in rows if dur > 20 and mf and (t_prot is None or s < t_prot))
+        after = sum(1 for s, dur, mf in rows if dur > 20 and mf and t_prot is not None and s >= t_prot)
+        span = (rows[-1][0] - rows[0][0]) / 1e6 if rows else 0
+        auto = dict(protected=t_prot is not None,
+                    delay=(t_prot - first) / 1e6 if t_prot is not None and first is not None else None,
+                    before=before, after=after,
+                    before_s=(t_prot - rows[0][0]) / 1e6 if t_prot is not None and rows else span,
+                    after_s=(rows[-1][0] - t_prot) / 1e6 if t_prot is not None and rows else 0)
+    return dict(req=req, fstall=fstall, flt=flt, touched=touched, cold=cold, text=text, dv=dv, auto=auto,
                 psi_some=(pb["some"] - pa["some"]) / 1000.0,
                 psi_full=(pb["full"] - pa["full"]) / 1000.0,
                 held=held)
@@ -172,6 +193,26 @@ def main():
                 fmt([max(r["fstall"][1] or [0]) for r in runs], "%.1f"),
                 fmt([sum(1 for x in r["cold"][1] if x > 20) for r in runs])))
     w("")
+    if any((lru, "auto") in data for lru in lrus):
+        w("Protect=auto (nothing configured for the service): time from its first request "
+          "over 20 ms with a major fault to its protection (negative: protected before the "
+          "first such stall), and requests over 20 ms with a major fault before and after "
+          "the protection, with the seconds of the pressure phase each covers; median [min–max]:")
+        w("")
+        w("| LRU | runs | protected in | first stall to protection s | >20 ms with a major fault before | s before | >20 ms with a major fault after | s after |")
+        w("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for lru in lrus:
+            runs = data.get((lru, "auto"))
+            if not runs:
+                continue
+            a = [r["auto"] for r in runs if r["auto"]]
+            w("| %s | %d | %d of %d | %s | %s | %s | %s | %s |" % (
+                lru, len(runs), sum(1 for x in a if x["protected"]), len(runs),
+                fmt([x["delay"] for x in a if x["delay"] is not None], "%.1f"),
+                fmt([x["before"] for x in a]), fmt([x["before_s"] for x in a], "%.1f"),
+                fmt([x["after"] for x in a if x["protected"]]),
+                fmt([x["after_s"] for x in a if x["protected"]], "%.1f")))
+        w("")
     w("Reclaim and memory during the pressure phase (deltas over it); median [min–max]:")
     w("")
     w("| LRU | mode | svc majflt | pgmajfault_exec | pgscan kswapd / direct | pgsteal kswapd / direct | PSI mem some / full ms | OOM kills | pgexec_protected / breached | text touched MiB | text resident unloaded MiB | text resident at end MiB | held out of reclaim MiB | held / touched |")
@@ -185,7 +226,7 @@ def main():
                 continue
             dv = [r["dv"] for r in runs]
             g = lambda k: [x.get(k, 0) for x in dv]
-            if mode == "protect":
+            if mode in ("protect", "auto"):
                 held = [r["text"][1] / MiB for r in runs]
             elif mode in ("lock", "lockpin", "mlock"):
                 held = [int(r["held"].get("held_after", 0)) / MiB for r in runs]

@@ -17,10 +17,14 @@
 #   minttl   MGLRU only: /sys/kernel/mm/lru_gen/min_ttl_ms=1000, its
 #            thrashing protection of the last second's working set for
 #            everyone (skipped under the classic LRU)
+#   auto     execguardd, Backend=kernel, nothing configured for the
+#            service: Protect=auto for every cgroup (AutoIntervalSec=1,
+#            AutoWindowSec=10); reports the time from the first stall to
+#            protection and the stalls before and after it
 # Writes bench/pressure/results.md and bench/pressure/latency.png, raw data
 # under --out.
 #
-# Usage: bench/pressure/run.sh [--reps N] [--modes "none protect lock lockpin mlock minttl"]
+# Usage: bench/pressure/run.sh [--reps N] [--modes "none protect lock lockpin mlock minttl auto"]
 #          [--lrus "classic mglru"] [--unloaded SEC] [--pressure SEC]
 #          [--mem SIZE] [--room MIB] [--cold PER_MILLE] [--ws MIB] [--bps BYTES/S] [--iops N]
 #          [--out DIR] [--kernel BZIMAGE] [--keep]
@@ -31,7 +35,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
-REPS=3 MODES="none protect lock lockpin mlock minttl" LRUS="classic mglru"
+REPS=3 MODES="none protect lock lockpin mlock minttl auto" LRUS="classic mglru"
 UNLOADED=5 PRESSURE=25 MEM=1G ROOM=48 BPS=20000000 IOPS=200 COLD=20 WS=32
 OUT=$HERE/out KERNEL=${EXECGUARD_BZIMAGE:-} KEEP=0
 CMDLINE=$(printf '%q ' "$0" "$@"); CMDLINE=${CMDLINE% }
@@ -42,7 +46,7 @@ while [ $# -gt 0 ]; do
 	--room) ROOM=$2 ;; --cold) COLD=$2 ;; --ws) WS=$2 ;; --bps) BPS=$2 ;; --iops) IOPS=$2 ;;
 	--out) OUT=$2 ;; --kernel) KERNEL=$2 ;;
 	--keep) KEEP=1; shift; continue ;;
-	-h|--help) sed -n '3,29s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,33s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift 2

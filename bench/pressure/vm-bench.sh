@@ -34,6 +34,20 @@ mkdir -p /run/eg-pin
 sed 's/^Backend=lock$/Backend=lock\nPressureWindowMSec=10000\nPressureStallMSec=9900\nPressureReserve=0/' \
 	/run/eg/execguard.conf >/run/eg-pin/execguard.conf
 chmod 0644 /run/eg-pin/execguard.conf
+# auto: nothing configured for the service; every cgroup is watched and
+# the kernel backend protects the ones that suffer (Protect=auto). A
+# sampling interval of 1 s and a 10 s window: the pressure phase is short.
+mkdir -p /run/eg-auto
+cat >/run/eg-auto/execguard.conf <<CONF
+[Daemon]
+Backend=kernel
+AutoIntervalSec=1
+AutoWindowSec=10
+[Rule all]
+MatchCgroup=/*
+Protect=auto
+CONF
+chmod 0644 /run/eg-auto/execguard.conf
 
 sync; echo 3 >/proc/sys/vm/drop_caches; sleep 1
 avail=$(awk '/^MemAvailable:/ {print int($2/1024)}' /proc/meminfo)
@@ -80,9 +94,10 @@ run_one() { # MODE REP
 		# no eviction of what was used in the last second, for
 		# everyone (MGLRU's thrashing protection), before an OOM kill
 		echo 1000 >/sys/kernel/mm/lru_gen/min_ttl_ms ;;
-	lock|lockpin)
+	lock|lockpin|auto)
 		local conf=/run/eg/execguard.conf
 		[ "$mode" = lockpin ] && conf=/run/eg-pin/execguard.conf
+		[ "$mode" = auto ] && conf=/run/eg-auto/execguard.conf
 		sh -c "echo \$\$ >$CG/daemon/cgroup.procs; exec $DAEMON -c $conf --state-dir=/run/execguard --log-target=stderr" \
 			>"$d/daemon.log" 2>&1 &
 		helper=$!
@@ -95,6 +110,15 @@ run_one() { # MODE REP
 		helper=$!
 		for _ in $(seq 300); do [ -s "$d/prelock.out" ] && break; sleep 0.2; done ;;
 	esac
+	# auto: when the daemon protected the service, on the clock of its
+	# request log (CLOCK_MONOTONIC; /proc/uptime is the same clock here,
+	# the VM never suspends), to 50 ms
+	local watchp=
+	if [ "$mode" = auto ]; then
+		( while [ "$(cat $CG/bench/memory.exec_protect)" = 0 ]; do sleep 0.05; done
+		  awk '{ print "protected_at_sec=" $1 }' /proc/uptime >"$d/auto" ) &
+		watchp=$!
+	fi
 	sleep "$UNLOADED"
 	kill -USR1 $svc
 	: >"$d/held"
@@ -126,6 +150,8 @@ run_one() { # MODE REP
 	echo "svc_exit=$? pressure_sec=$(echo "$(date +%s.%N) - $t0" | bc)" >>"$d/held"
 	kill $streamp $lockp; wait $streamp $lockp 2>/dev/null
 	if [ -n "$helper" ]; then kill -TERM $helper; wait $helper; fi
+	[ -n "$watchp" ] && { kill $watchp 2>/dev/null; wait $watchp 2>/dev/null; }
+	[ "$mode" = auto ] && grep -a "Protect=auto" "$d/daemon.log" >"$d/auto-decisions" 2>/dev/null
 	echo 0 >$CG/bench/memory.exec_protect
 	echo 0 >/sys/kernel/mm/lru_gen/min_ttl_ms
 	cp /run/svc.out "$d/requests"; cp /run/svc.out.text "$d/text"

@@ -28,7 +28,7 @@ conf="$T/etc/execguard.conf"
 rc=$?
 [ $rc = 1 ] || fail "--check-config of a bad file exited $rc"
 grep -q "^$conf:3: unknown key Colour in \[Daemon\]" "$T/out" || fail "no file:line for line 3: $(cat "$T/out")"
-grep -q "^$conf:5: invalid Protect=perhaps; expected yes or no" "$T/out" || fail "no file:line for line 5"
+grep -q "^$conf:5: invalid Protect=perhaps; expected yes, no or auto" "$T/out" || fail "no file:line for line 5"
 pass "--check-config reports file:line"
 
 "$EXECGUARDD" -c "$conf" --log-target=stderr > "$T/out" 2>&1

@@ -65,7 +65,7 @@ chmod go-w "$T/units/$U.d/30-typo.conf"
 kill -HUP "$FAKE_PID"
 wait_event 5 UNIT_SECTION_INVALID EXECGUARD_UNIT="'$U'" || fail "broken drop-in not reported"
 # The error as the user reads it: FILE:LINE (execguard.conf(5)).
-wait_log "$T/units/$U.d/30-typo.conf:2: invalid Protect=maybe; expected yes or no \(unit $U; this file is ignored\)" 5 ||
+wait_log "$T/units/$U.d/30-typo.conf:2: invalid Protect=maybe; expected yes, no or auto \(unit $U; this file is ignored\)" 5 ||
 	fail "broken drop-in not reported with file:line"
 ctl check-config -c "$T/etc/execguard.conf" "$T/units/$U.d/30-typo.conf" 2> "$T/err"
 [ $? = 1 ] || fail "check-config of a broken drop-in: want exit 1"

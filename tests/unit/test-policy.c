@@ -102,7 +102,7 @@ static void test_errors(void)
 		{ "[Nope]\nProtect=yes\n", 1, "unknown section [Nope]" },
 		{ "[Daemon]\nBackend=fast\n", 2, "expected auto, kernel, lock or none" },
 		{ "[Daemon]\nFrobnicate=1\n", 2, "unknown key Frobnicate in [Daemon]" },
-		{ "[Rule a]\nProtect=maybe\n", 2, "expected yes or no" },
+		{ "[Rule a]\nProtect=maybe\n", 2, "expected yes, no or auto" },
 		{ "[Rule a]\nProtect=yes\nProtect=no\n", 3, "duplicate key Protect (first set at line 2)" },
 		{ "[Rule a]\n[Rule a]\n", 2, "duplicate rule [Rule a]; first defined at test.conf:1" },
 		{ "Protect=yes\n", 1, "key outside of a section" },
@@ -343,7 +343,7 @@ static void test_unit_section(void)
 	s.protect = -1;
 	snprintf(text, sizeof(text), "[Service]\nExecStart=/x\n[X-ExecGuard]\nProtect=sometimes\nMatchUnit=x\n");
 	CHECK_EQ_INT(policy_parse_unit_buffer(&s, &errs, "u.conf", text, strlen(text)), 2);
-	CHECK(has_error(&errs, 4, "expected yes or no"));
+	CHECK(has_error(&errs, 4, "expected yes, no or auto"));
 	CHECK(has_error(&errs, 5, "unknown key MatchUnit in [X-ExecGuard]; expected Protect, LockBudget, ExecProtectLimit, Prewarm or PrewarmBudget"));
 	policy_done(&errs);
 }
@@ -534,6 +534,85 @@ static void test_prewarm_keys(void)
 	policy_done(&p);
 }
 
-TEST_MAIN(test_good, test_dependent_keys, test_errors, test_long_line_and_nul, test_precedence, test_unit_section,
+static void test_protect_auto(void)
+{
+	struct policy p;
+	struct policy_decision d;
+	struct rule_settings unit_yes = { .protect = 1 }, unit_auto = { .protect = -1 };
+	const char *text =
+		"[Daemon]\n"
+		"AutoFaultRate=50\n"
+		"AutoPressureSome=0\n"
+		"AutoWindowSec=10\n"
+		"AutoIntervalSec=2\n"
+		"AutoCalmSec=0\n"
+		"[Rule all]\n"
+		"MatchUnit=*.service\n"
+		"Protect=auto\n"
+		"[Rule db]\n"
+		"MatchUnit=db.service\n"
+		"Protect=yes\n";
+
+	/* Defaults. */
+	policy_init(&p);
+	CHECK_EQ_INT(p.daemon.auto_fault_rate, 2);
+	CHECK_EQ_INT(p.daemon.auto_pressure_some, 5);
+	CHECK_EQ_INT(p.daemon.auto_window_sec, 30);
+	CHECK_EQ_INT(p.daemon.auto_interval_sec, 5);
+	CHECK_EQ_INT(p.daemon.auto_calm_sec, 600);
+	policy_done(&p);
+
+	CHECK_EQ_INT(parse(&p, text), 0);
+	CHECK_EQ_INT(p.daemon.auto_fault_rate, 50);
+	CHECK_EQ_INT(p.daemon.auto_pressure_some, 0);
+	CHECK_EQ_INT(p.daemon.auto_window_sec, 10);
+	CHECK_EQ_INT(p.daemon.auto_interval_sec, 2);
+	CHECK_EQ_INT(p.daemon.auto_calm_sec, 0);
+	CHECK_EQ_INT(p.rules[0].settings.protect, PROTECT_AUTO);
+	/* auto is watched, not protected; a later explicit rule wins. */
+	d = decide(&p, "web.service", "/system.slice/web.service", "/usr/bin/web", NULL);
+	CHECK(!d.protect);
+	CHECK(d.watch);
+	CHECK_STREQ(d.protect_source, "all");
+	d = decide(&p, "db.service", "/system.slice/db.service", "/usr/bin/db", NULL);
+	CHECK(d.protect);
+	CHECK(!d.watch);
+	/* The unit's own section wins both ways. */
+	d = decide(&p, "web.service", "/system.slice/web.service", "/usr/bin/web", &unit_yes);
+	CHECK(d.protect && !d.watch);
+	CHECK_EQ_INT(policy_parse_unit_buffer(&unit_auto, &p, "db.service", "[X-ExecGuard]\nProtect=auto\n",
+					      strlen("[X-ExecGuard]\nProtect=auto\n")), 0);
+	CHECK_EQ_INT(unit_auto.protect, PROTECT_AUTO);
+	d = decide(&p, "db.service", "/system.slice/db.service", "/usr/bin/db", &unit_auto);
+	CHECK(!d.protect && d.watch);
+	/* A rule that may auto-protect may protect: its executable is read. */
+	{
+		struct policy_input in = { .unit = "web.service", .cgroup = "/system.slice/web.service" };
+
+		CHECK(policy_may_protect(&p, &in));
+	}
+	policy_done(&p);
+
+	/* Errors, with file:line. */
+	CHECK_EQ_INT(parse(&p, "[Rule a]\nProtect=automatic\n[Daemon]\nAutoFaultRate=0\n"
+			       "AutoPressureSome=101\nAutoCalmSec=-1\nAutoWindowSec=1\n"), 5);
+	CHECK(has_error(&p, 2, "invalid Protect=automatic; expected yes, no or auto"));
+	CHECK(has_error(&p, 4, "text faults per second from 1 to 1000000"));
+	CHECK(has_error(&p, 5, "a percentage from 0 (faults alone) to 100"));
+	CHECK(has_error(&p, 6, "seconds from 0 (never) to 604800"));
+	CHECK(has_error(&p, 7, "seconds from 2 to 3600"));
+	policy_done(&p);
+	/* The window must hold two samples, whatever the order of the keys. */
+	CHECK_EQ_INT(parse(&p, "[Daemon]\nAutoWindowSec=10\nAutoIntervalSec=6\n"), 1);
+	CHECK(has_error(&p, 3, "AutoWindowSec=10 must be at least twice AutoIntervalSec=6"));
+	policy_done(&p);
+	CHECK_EQ_INT(parse(&p, "[Daemon]\nAutoIntervalSec=20\n"), 1);
+	CHECK(has_error(&p, 2, "AutoWindowSec=30 must be at least twice AutoIntervalSec=20"));
+	policy_done(&p);
+	CHECK_EQ_INT(parse(&p, "[Daemon]\nAutoIntervalSec=15\n"), 0);
+	policy_done(&p);
+}
+
+TEST_MAIN(test_protect_auto, test_good, test_dependent_keys, test_errors, test_long_line_and_nul, test_precedence, test_unit_section,
 	  test_load_files, test_escaped_names, test_list_keys, test_container_examples,
 	  test_prewarm_keys)

@@ -140,6 +140,23 @@ check "execguard.prom: eg-web.service's source is its drop-in" \
 	grep -qF 'unit="eg-web.service",reason="drop-in",source="/etc/systemd/system/eg-web.service.d/execguard.conf:2"' "$prom"
 check "execguard-metrics.timer starts" systemctl start execguard-metrics.timer
 
+# Protect=auto in a unit's own section: watched (sampled for text faults
+# and PSI), not protected while it does not suffer; status says so.
+mkdir -p /etc/systemd/system/eg-auto.service.d
+cat > /etc/systemd/system/eg-auto.service <<'UNIT'
+[Service]
+ExecStart=/usr/bin/sleep infinity
+UNIT
+printf '[X-ExecGuard]\nProtect=auto\n' > /etc/systemd/system/eg-auto.service.d/execguard.conf
+systemctl daemon-reload
+systemctl start eg-auto
+auto_watched() { unit_field eg-auto.service auto | grep -q '^auto: watched, not protected'; }
+wait_for 20 auto_watched
+check "Protect=auto: execguardctl status shows eg-auto.service watched, not protected" auto_watched
+auto_watched || execguardctl status 2>&1 | sed 's/^/E2E:   /' | tail -n 8
+check "Protect=auto: memory.exec_protect=0 on the calm eg-auto.service" value_is system.slice/eg-auto.service 0
+systemctl stop eg-auto
+
 # A podman container, matched by its scope (the containers example).
 if podman_start; then
 	wait_for 20 value_is "${ctr_cgroup#/}" max

@@ -110,7 +110,7 @@ int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *un
 
 	if (n) {
 		family(f, "execguard_unit_protected", "gauge",
-		       "1 when the unit's text is protected now; reason: policy, drop-in, default or none.");
+		       "1 when the unit's text is protected now; reason: policy, drop-in, auto, default or none.");
 		for (size_t i = 0; i < n; i++) {
 			fputs("execguard_unit_protected{unit=\"", f);
 			metrics_escape_label(units[i].unit, f);
@@ -188,9 +188,13 @@ const char *metrics_reason_from_state(const char *state, char *source, size_t si
 	for (q = state; (q = strstr(q, "(policy ")); q++)
 		p = q;
 	if (p && end[-1] == ')') {
+		/* Protect=auto decided it: the rule names the source, the
+		 * reason is the decision */
+		bool is_auto = strstr(state, ", auto: protected since ") != NULL;
+
 		p += strlen("(policy ");
 		snprintf(source, size, "%.*s", (int)(end - 1 - p), p);
-		return reason_of_source(source);
+		return is_auto ? "auto" : reason_of_source(source);
 	}
 	p = NULL;
 	for (q = state; (q = strstr(q, " at ")); q++)

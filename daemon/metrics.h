@@ -51,6 +51,7 @@ void metrics_escape_label(const char *s, FILE *f);
 /* Why execguardd protects a unit or not, from the state text of its
  * ListUnits row (the bus has no field of its own for it): "... (policy
  * SOURCE)" from a decision, "... at SOURCE" from a unit section alone.
- * Returns "policy", "drop-in", "default" or "none"; the SOURCE into
+ * Returns "policy", "drop-in", "auto" (a Protect=auto decision:
+ * ", auto: protected since" in the state), "default" or "none"; the SOURCE into
  * source (empty for none). */
 const char *metrics_reason_from_state(const char *state, char *source, size_t size);

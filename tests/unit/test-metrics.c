@@ -152,6 +152,8 @@ static void test_reason(void)
 	CHECK_STREQ(metrics_reason_from_state("memory.exec_protect is 0 on /system.slice", src, sizeof(src)), "none");
 	CHECK_STREQ(src, "");
 	CHECK_STREQ(metrics_reason_from_state("", src, sizeof(src)), "none");
+	CHECK_STREQ(metrics_reason_from_state("text locked, auto: protected since 2026-12-02 16:19:24 UTC, 11 text faults/s under PSI some 4.4% (policy everything)", src, sizeof(src)), "auto");
+	CHECK_STREQ(src, "everything");
 }
 
 static void test_write(void)

@@ -21,7 +21,7 @@
 #
 # Usage: bench/immap-lock.sh [options]
 #   --kernel PATH     bzImage (default: what kernel/build.sh --lockstat prints)
-#   --execs N         execs per chain (default 500)
+#   --execs N         execs per chain (default 300)
 #   --parallel P      chains at once (default 2, the VM's CPUs)
 #   --residents R     processes of the program kept alive meanwhile, so that
 #                     each file's i_mmap tree holds R more mappings of it, as
@@ -33,7 +33,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd -P)
 top=$(dirname "$here")
 kernel=
-execs=500
+execs=300
 parallel=2
 residents=50
 out=
@@ -66,7 +66,7 @@ if [ -z "$out" ]; then
 	trap 'rm -rf "$out"' EXIT
 fi
 mkdir -p "$out"
-rm -f "$out"/*.immap "$out"/*.lockstat "$out"/storm.time "$out"/done
+rm -f "$out"/*.immap "$out"/*.lockstat "$out"/storm.time "$out"/done "$out"/files
 
 # The program: one symbol of each library so that each is really used
 libdir=/lib/x86_64-linux-gnu
@@ -89,7 +89,7 @@ const char *XML_ExpatVersion(void);
 /* argv[1]: how many more times to exec itself, or "hold": wait for a signal */
 int main(int argc, char **argv)
 {
-	char n[16];
+	char n[24];
 	long left = argc > 1 ? atol(argv[1]) : 0;
 
 	if (argc > 1 && argv[1][0] == 'h')
@@ -162,6 +162,8 @@ t0=\$(date +%s%N)
 /tmp/immap-storm /tmp/immap-target $execs $parallel
 t1=\$(date +%s%N)
 grab storm
+stat -L -c '%i %n' /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6 \
+	$(printf '/lib/x86_64-linux-gnu/%s ' ${libs[*]}) /tmp/immap-target >/results/files
 echo \$(( (t1 - t0) / 1000000 )) >/results/storm.time
 clear
 sleep \$(( (t1 - t0) / 1000000000 + 1 ))
@@ -196,7 +198,7 @@ function key(  k, i, f, nf) {
 	return k
 }
 FNR == 1 { base = (FILENAME ~ /base\.immap$/) }
-/^#/ { next }
+/^#/ || /^F / { next }
 {
 	k = key(); s = base ? -1 : 1
 	cnt[k] += s * $2; hold[k] += s * $3
@@ -226,6 +228,24 @@ END {
 			tc[m] ? th[m] / tc[m] : 0, th[m] / n
 }' "$out/storm.immap" "$out/base.immap"
 grep -h '^# lost' "$out/storm.immap" | sed 's/^/# instrumentation (storm): /'
+echo
+echo "By file (per exec+exit; a hot library's rwsem sees its row from every exec):"
+awk -v n="$n" '
+FILENAME ~ /files$/ { name[$1] = $2; next }
+FNR == 1 { base = (FILENAME ~ /base\.immap$/) }
+/^F / {
+	s = base ? -1 : 1
+	w[$3] += s * $4; r[$3] += s * $5; hw[$3] += s * $6; hr[$3] += s * $7
+}
+END {
+	printf "| file | W per exec | W hold ns per exec | R per exec | R hold ns per exec |\n| --- | ---: | ---: | ---: | ---: |\n"
+	for (i in w) {
+		if (w[i] / n < 0.05 && r[i] / n < 0.05)
+			continue
+		f = (i in name) ? name[i] : "inode " i
+		printf "| %s | %.2f | %.0f | %.2f | %.0f |\n", f, w[i] / n, hw[i] / n, r[i] / n, hr[i] / n
+	}
+}' "$out/files" "$out/storm.immap" "$out/base.immap"
 echo
 echo "/proc/lock_stat, class i_mmap_rwsem (storm minus idle window, per exec+exit; times us):"
 awk -v n="$n" '

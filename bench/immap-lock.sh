@@ -28,6 +28,8 @@
 #                     a hot library's does on a busy machine (default 50)
 #   --out DIR         keep the raw files in DIR (default: a temporary dir)
 #   --label TEXT      printed with the table (e.g. "before", "after")
+#   --from DIR        print the tables of an earlier run kept with --out DIR
+#                     (no VM)
 #   -h, --help        this help
 set -eu
 here=$(cd "$(dirname "$0")" && pwd -P)
@@ -38,6 +40,10 @@ parallel=2
 residents=50
 out=
 label=
+from=
+libdir=/lib/x86_64-linux-gnu
+libs=(libm.so.6 libz.so.1 libcrypt.so.1 libbz2.so.1.0 liblzma.so.5 libexpat.so.1)
+cmdline="bench/immap-lock.sh $*"
 usage() { sed -n '3,/^set -eu/{/^set -eu/d;s/^# \{0,1\}//p}' "$0"; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -53,12 +59,18 @@ while [ $# -gt 0 ]; do
 	--out=*) out=${1#*=} ;;
 	--label) label=$2; shift ;;
 	--label=*) label=${1#*=} ;;
+	--from) from=$2; shift ;;
+	--from=*) from=${1#*=} ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
 	shift
 done
-cmdline="bench/immap-lock.sh $*"
+if [ -n "$from" ]; then
+	# shellcheck disable=SC1091
+	. "$from/params"
+	out=$from
+else
 [ -n "$kernel" ] || kernel=$("$top/kernel/build.sh" --lockstat | tail -n 1)
 [ -f "$kernel" ] || { echo "immap-lock: no kernel $kernel" >&2; exit 1; }
 if [ -z "$out" ]; then
@@ -69,8 +81,6 @@ mkdir -p "$out"
 rm -f "$out"/*.immap "$out"/*.lockstat "$out"/storm.time "$out"/done "$out"/files
 
 # The program: one symbol of each library so that each is really used
-libdir=/lib/x86_64-linux-gnu
-libs=(libm.so.6 libz.so.1 libcrypt.so.1 libbz2.so.1.0 liblzma.so.5 libexpat.so.1)
 for l in "${libs[@]}"; do
 	[ -f "$libdir/$l" ] || { echo "immap-lock: $libdir/$l missing" >&2; exit 1; }
 done
@@ -176,6 +186,9 @@ chmod +x "$out/guest.sh"
 "$top/tests/vm/vm-run.sh" --kernel "$kernel" --results "$out" --timeout 1800 \
 	--log "$out/console.log" --quiet -- /bin/bash /results/guest.sh
 [ -f "$out/done" ] || { echo "immap-lock: the guest did not finish, see $out/console.log" >&2; exit 1; }
+printf 'kernel=%q execs=%q parallel=%q residents=%q label=%q cmdline=%q\n' \
+	"$kernel" "$execs" "$parallel" "$residents" "$label" "$cmdline" >"$out/params"
+fi
 
 n=$(( parallel * (execs + 1) ))
 ms=$(cat "$out/storm.time")
@@ -184,13 +197,19 @@ echo "# kernel $kernel ($(cat "$out/done"))${label:+, $label}"
 echo "# $n execs+exits ($parallel chains of $((execs + 1))) in $ms ms; per exec+exit, baseline (idle ${ms} ms) subtracted"
 echo "# program: $(printf '%s ' "${libs[@]}")+ libc, ld.so; $residents resident copies"
 echo
-# Path: the first four frames above the helper, without offsets; hold
+# Path: the six frames above the helper, without offsets; hold
 # times in ns. Rows with fewer than 0.05 per exec are summed in "other".
 awk -v n="$n" '
-function key(  k, i, f, nf) {
+function key(  k, i, f, g, nf, prev) {
 	k = $1
-	for (i = 5; i <= NF && nf < 4; i++) {
-		f = $i; sub(/\+0x.*/, "", f)
+	for (i = 5; i <= NF && nf < 6; i++) {
+		f = $i
+		# the caller of __split_vma keeps its offset: which split it is
+		if (prev != "__split_vma")
+			sub(/\+0x.*/, "", f)
+		else
+			sub(/\/0x.*/, "", f)
+		g = f; sub(/\+0x.*/, "", g); prev = g
 		if (f ~ /^immap_stat/)
 			continue
 		k = k " " f; nf++
@@ -259,5 +278,6 @@ $1 ~ /i_mmap_rwsem(-[WR])?:$/ && !/hugetlb/ {
 END {
 	printf "| mode | contentions | wait us | acquisitions | hold us |\n| --- | ---: | ---: | ---: | ---: |\n"
 	for (m in acq)
-		printf "| %s | %.3f | %.2f | %.2f | %.2f |\n", m, con[m] / n, wt[m] / n, acq[m] / n, ht[m] / n
+		if (acq[m] > 0)
+			printf "| %s | %.3f | %.2f | %.2f | %.2f |\n", m, con[m] / n, wt[m] / n, acq[m] / n, ht[m] / n
 }' "$out/storm.lockstat" "$out/base.lockstat"

@@ -16,10 +16,15 @@
 # are in the "selftests" directory next to it. Everything else goes to
 # stderr.
 #
-# Usage: kernel/build.sh [--debug | --wide | --unpatched] [--jobs N] [--source-only]
+# Usage: kernel/build.sh [--debug | --wide | --lockstat | --unpatched] [--jobs N]
+#                        [--source-only]
 #   --debug        add KASAN and lockdep (kernel/config/debug.config)
 #   --wide         add THP (read-only THP for file text), NUMA and all of
 #                  DAMON (kernel/config/wide.config)
+#   --lockstat     add lock statistics (kernel/config/lockstat.config) and
+#                  apply kernel/lockstat/*.patch after the series (i_mmap_rwsem
+#                  counting for bench/immap-lock.sh, not part of the series),
+#                  in its own directory ($EXECGUARD_KERNEL_DIR-lockstat)
 #   --unpatched    the same kernel without the series (what users run
 #                  today), in its own directory ($EXECGUARD_KERNEL_DIR-unpatched)
 #   --jobs N       make -jN (default 3)
@@ -42,11 +47,12 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--debug) variant=debug ;;
 	--wide) variant=wide ;;
+	--lockstat) variant=lockstat ;;
 	--unpatched) variant=unpatched ;;
 	--jobs) jobs=$2; shift ;;
 	--jobs=*) jobs=${1#--jobs=} ;;
 	--source-only) source_only=true ;;
-	-h|--help) sed -n '3,26s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,31s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) die "unknown option $1" ;;
 	esac
 	shift
@@ -55,6 +61,7 @@ done
 fragments=("$here/config/execguard.config")
 [ "$variant" = debug ] && fragments+=("$here/config/debug.config")
 [ "$variant" = wide ] && fragments+=("$here/config/wide.config")
+[ "$variant" = lockstat ] && fragments+=("$here/config/lockstat.config")
 
 # --- build dependencies --------------------------------------------------
 
@@ -85,6 +92,9 @@ fi
 # Its own source tree and lock: building it never waits for, or makes
 # wait, the patched kernel's builds.
 [ "$variant" = unpatched ] && kdir=$kdir-unpatched
+# The lockstat variant's extra patches must not reach the other variants'
+# shared source tree
+[ "$variant" = lockstat ] && kdir=$kdir-lockstat
 mkdir -p "$kdir"
 exec 9>"$kdir/.lock"
 flock 9
@@ -123,6 +133,12 @@ for p in "${series[@]}"; do
 	[ -f "$patches/$p" ] || die "patch $p in series not found"
 	series_files+=("$patches/$p")
 done
+if [ "$variant" = lockstat ]; then
+	for p in "$here"/lockstat/*.patch; do
+		series+=("../lockstat/${p##*/}")
+		series_files+=("$p")
+	done
+fi
 series_key=$(hash_files "${series_files[@]}")
 
 if [ "$(cat "$src/.execguard-series" 2>/dev/null)" != "$series_key" ]; then

@@ -22,7 +22,8 @@
 #   --wide         add THP (read-only THP for file text), NUMA and all of
 #                  DAMON (kernel/config/wide.config)
 #   --lockstat     add lock statistics (kernel/config/lockstat.config) and
-#                  apply kernel/lockstat/*.patch after the series (i_mmap_rwsem
+#                  apply kernel/execstorm/ (unless EXECGUARD_EXECSTORM=0) and
+#                  kernel/lockstat/*.patch after the series (i_mmap_rwsem
 #                  counting for bench/immap-lock.sh, not part of the series),
 #                  in its own directory ($EXECGUARD_KERNEL_DIR-lockstat)
 #   --unpatched    the same kernel without the series (what users run
@@ -52,7 +53,7 @@ while [ $# -gt 0 ]; do
 	--jobs) jobs=$2; shift ;;
 	--jobs=*) jobs=${1#--jobs=} ;;
 	--source-only) source_only=true ;;
-	-h|--help) sed -n '3,31s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,32s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) die "unknown option $1" ;;
 	esac
 	shift
@@ -134,6 +135,16 @@ for p in "${series[@]}"; do
 	series_files+=("$patches/$p")
 done
 if [ "$variant" = lockstat ]; then
+	# The exec-storm series (issue 17: binfmt_elf, mm/vma; a proposal of
+	# its own, not part of memory.exec_protect's), unless
+	# EXECGUARD_EXECSTORM=0 asks for the "before" kernel; then the
+	# counting instrumentation
+	if [ "${EXECGUARD_EXECSTORM:-1}" != 0 ]; then
+		while read -r p; do
+			series+=("../execstorm/$p")
+			series_files+=("$here/execstorm/$p")
+		done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$here/execstorm/series")
+	fi
 	for p in "$here"/lockstat/*.patch; do
 		series+=("../lockstat/${p##*/}")
 		series_files+=("$p")

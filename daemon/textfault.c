@@ -407,6 +407,31 @@ void text_faults_forget(struct text_faults *tf, const char *key)
 		unit_free(tf, u);
 }
 
+void text_faults_prune(struct text_faults *tf, uint64_t now_usec, uint64_t idle_usec)
+{
+	struct hashmap_entry *e = NULL;
+	struct tf_unit **stale;
+	size_t i = 0, n = 0;
+
+	if (!tf || !tf->units.n_items)
+		return;
+	/* Collected first: the map must not change while it is walked. */
+	stale = calloc(tf->units.n_items, sizeof(*stale));
+	if (!stale)
+		return;
+	while ((e = hashmap_next(&tf->units, &i, e))) {
+		struct tf_unit *u = e->value;
+
+		if (!u->have_reading || now_usec - u->sampled_usec > idle_usec)
+			stale[n++] = u;
+	}
+	for (size_t k = 0; k < n; k++) {
+		hashmap_remove(&tf->units, stale[k]->key);
+		unit_free(tf, stale[k]);
+	}
+	free(stale);
+}
+
 void text_faults_set_force_estimate(struct text_faults *tf, bool force)
 {
 	tf->force_estimate = force;

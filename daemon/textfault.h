@@ -36,6 +36,11 @@ int text_faults_read(struct text_faults *tf, const char *key, const char *cgroup
 		     struct text_fault_reading *ret);
 /* The unit is gone, or no longer watched. */
 void text_faults_forget(struct text_faults *tf, const char *key);
+/* Forget the units not sampled in the idle_usec before now_usec
+ * (CLOCK_MONOTONIC): readers that come and go (status calls) leave
+ * nothing behind. A unit read again later starts again, as a counter
+ * reset. */
+void text_faults_prune(struct text_faults *tf, uint64_t now_usec, uint64_t idle_usec);
 
 const char *text_fault_source_to_string(enum text_fault_source s);
 

@@ -285,6 +285,27 @@ static void test_reader(void)
 	/* Gone, or not a cgroup path. */
 	CHECK_EQ_INT(text_faults_read(tf, "x.service", "/gone", &rd), -ENOENT);
 	CHECK_EQ_INT(text_faults_read(tf, "x.service", "/../k", &rd), -EINVAL);
+
+	/* Pruned: the unit never read (x) and those idle too long go; one
+	 * read lately stays and keeps its count. */
+	text_faults_set_min_interval(tf, 0);
+	put(root, "e/memory.stat", "pgmajfault 1010\n");
+	CHECK_EQ_INT(text_faults_read(tf, "e.service", "/e", &rd), 0);
+	CHECK_EQ_INT(rd.faults, 10);
+	{
+		struct text_faults_unit_info info;
+		uint64_t now = rd.at_usec;
+
+		CHECK_EQ_INT(text_faults_unit_info(tf, "x.service", &info), 0);
+		text_faults_prune(tf, now, 60ULL * 1000000);
+		CHECK_EQ_INT(text_faults_unit_info(tf, "x.service", &info), -ENOENT);
+		CHECK_EQ_INT(text_faults_unit_info(tf, "e.service", &info), 0);
+		put(root, "e/memory.stat", "pgmajfault 1013\n");
+		CHECK_EQ_INT(text_faults_read(tf, "e.service", "/e", &rd), 0);
+		CHECK_EQ_INT(rd.faults, 13);
+		text_faults_prune(tf, rd.at_usec + 61ULL * 1000000, 60ULL * 1000000);
+		CHECK_EQ_INT(text_faults_unit_info(tf, "e.service", &info), -ENOENT);
+	}
 	tf = text_faults_free(tf);
 	CHECK(tf == NULL);
 

@@ -38,5 +38,6 @@ void bus_names_done(struct bus_names *bn);
 /* bus-status.c: the two status methods, answered over several turns of
  * the loop (jobs), and dropping the jobs in flight with the bus. */
 int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+int method_list_units_ex(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_error *error);
 void status_jobs_free(struct bus *b);

@@ -10,6 +10,7 @@
 #include "hashmap.h"
 #include "log.h"
 #include "manager.h"
+#include "textfault.h"
 #include "units.h"
 #include "util.h"
 
@@ -37,6 +38,7 @@ struct exe_sample {
 
 struct group {
 	char *key, *cgroup, *source;
+	const char *source_kind; /* static: "policy", "drop-in", "default" */
 	bool is_unit;
 	pid_t *pids;
 	size_t n_pids;
@@ -138,6 +140,7 @@ static int collect_process(const struct manager_process_info *p, void *userdata)
 			.cgroup = p->unit && p->cgroup ? unit_cgroup(p->cgroup, p->unit) :
 							 strdup(p->cgroup ? p->cgroup : "/"),
 			.source = strdup(p->source ? p->source : "?"),
+			.source_kind = p->source_kind ?: "default",
 			.is_unit = p->unit != NULL,
 		};
 		if (!g->key || !g->cgroup || !g->source)
@@ -157,7 +160,11 @@ static int collect_process(const struct manager_process_info *p, void *userdata)
 
 struct figures {
 	uint64_t mapped, resident, locked, majflt, breaches;
+	uint64_t text_faults;	 /* STAT_UNKNOWN when it cannot be had */
+	const char *text_source; /* "kernel", "estimate", "" with no figure */
 };
+#define FIGURES_UNKNOWN                                                                        \
+	{ STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN, "" }
 
 /* A file range, to count each once. */
 struct range_key {
@@ -249,9 +256,17 @@ static void group_figures(struct bus *b, struct groups *gs, const struct group *
 {
 	const char *key = NULL;
 
-	*f = (struct figures){ .mapped = rep->mapped, .resident = rep->resident, .locked = rep->locked };
+	struct text_fault_reading rd;
+
+	*f = (struct figures){ .mapped = rep->mapped, .resident = rep->resident, .locked = rep->locked,
+			       .text_faults = STAT_UNKNOWN, .text_source = "" };
 	if (rep->mapped == BACKEND_FIGURE_UNKNOWN || rep->resident == BACKEND_FIGURE_UNKNOWN)
 		smaps_figures(b, gs, g, f);
+	/* Shared with Protect=auto: a unit it samples is not sampled twice. */
+	if (g->cgroup && text_faults_read(manager_text_faults(b->m), g->key, g->cgroup, &rd) >= 0) {
+		f->text_faults = rd.faults;
+		f->text_source = text_fault_source_to_string(rd.source);
+	}
 	f->breaches = read_cgroup_breaches(manager_cgroup_root_fd(b->m), g->cgroup);
 	f->majflt = read_cgroup_majflt(manager_cgroup_root_fd(b->m), g->cgroup, &key);
 	if (f->majflt == STAT_UNKNOWN) {
@@ -300,27 +315,67 @@ struct auto_rows {
 	sd_bus_message *reply;
 	struct groups *gs;
 	const char *backend;
+	bool ex;
 };
+
+/* One row of ListUnits, or of ListUnitsEx (which adds the reason and its
+ * source, the text faults and where they come from). */
+struct unit_row {
+	const char *unit, *cgroup, *backend;
+	bool protected_now;
+	const char *state;
+	uint32_t processes;
+	const struct figures *f;
+	const char *reason, *reason_source;
+};
+
+#define LIST_UNITS_ROW "sssbsuttttt"
+#define LIST_UNITS_EX_ROW LIST_UNITS_ROW "ssts"
+
+static int append_unit_row(sd_bus_message *reply, bool ex, const struct unit_row *row)
+{
+	const struct figures *f = row->f;
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'r', ex ? LIST_UNITS_EX_ROW : LIST_UNITS_ROW);
+	if (r >= 0)
+		r = sd_bus_message_append(reply, LIST_UNITS_ROW, row->unit, row->cgroup, row->backend,
+					  (int)row->protected_now, row->state, row->processes, f->mapped,
+					  f->resident, f->locked, f->majflt, f->breaches);
+	if (r >= 0 && ex)
+		r = sd_bus_message_append(reply, "ssts", row->reason, row->reason_source, f->text_faults,
+					  f->text_source);
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	return r;
+}
 
 static int append_auto_row(const char *unit, const char *cgroup, void *userdata)
 {
 	struct auto_rows *ar = userdata;
+	struct figures f = FIGURES_UNKNOWN;
+	struct text_fault_reading rd;
 	char why[256];
 
 	if (group_find(ar->gs, unit) || manager_auto_describe(ar->b->m, unit, why, sizeof(why)) < 0)
 		return 0;
+	/* Protect=auto's timer samples it: its last reading, no I/O here. */
+	if (text_faults_last(manager_text_faults(ar->b->m), unit, &rd) >= 0) {
+		f.text_faults = rd.faults;
+		f.text_source = text_fault_source_to_string(rd.source);
+	}
 	_cleanup_(bus_names_done) struct bus_names bn = { 0 };
 	const char *u = bus_name(&bn, unit), *c = bus_name(&bn, cgroup), *w = bus_name(&bn, why);
+	const struct unit_row row = { u, c, ar->backend, false, w, 0, &f, "auto", "" };
 
-	return bn.err ?: sd_bus_message_append(ar->reply, "(sssbsuttttt)", u, c, ar->backend, 0, w, 0,
-					      STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN,
-					      STAT_UNKNOWN);
+	return bn.err ?: append_unit_row(ar->reply, ar->ex, &row);
 }
 
 struct section_rows {
 	sd_bus_message *reply;
 	struct groups *gs;
 	const char *backend;
+	bool ex;
 };
 
 static int append_section_row(const char *unit, const struct rule_settings *s, const char *source,
@@ -339,12 +394,13 @@ static int append_section_row(const char *unit, const struct rule_settings *s, c
 		snprintf(why, sizeof(why), "Protect=no at %s", strna(source));
 	else
 		snprintf(why, sizeof(why), "section without Protect= at %s", strna(source));
+	static const struct figures f = FIGURES_UNKNOWN;
 	_cleanup_(bus_names_done) struct bus_names bn = { 0 };
-	const char *u = bus_name(&bn, unit), *w = bus_name(&bn, why);
+	const char *u = bus_name(&bn, unit), *w = bus_name(&bn, why), *src = bus_name(&bn, strempty(source));
+	/* The section decides, whatever it says. */
+	const struct unit_row row = { u, "", sr->backend, false, w, 0, &f, "drop-in", src };
 
-	return bn.err ?: sd_bus_message_append(sr->reply, "(sssbsuttttt)", u, "", sr->backend, 0, w, 0,
-					      STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN,
-					      STAT_UNKNOWN);
+	return bn.err ?: append_unit_row(sr->reply, sr->ex, &row);
 }
 
 /* ListUnits and ListLibraries read other processes' smaps and stat: a
@@ -482,6 +538,7 @@ static struct status_job *status_job_new(struct bus *b, sd_bus_message *call, bo
 struct units_job {
 	struct backend_unit_report *reps;
 	struct figures *figs;
+	bool ex; /* ListUnitsEx */
 };
 
 static int units_read_group(struct status_job *j, size_t i)
@@ -512,6 +569,10 @@ static int array_reply_send(sd_bus_message *reply, int r)
 	return r;
 }
 
+/* A unit's text fault reading outlives the status calls that read it by
+ * this long (metrics timers come every few minutes at most). */
+#define TEXT_FAULTS_IDLE_USEC (3600ULL * 1000000)
+
 static int units_reply(struct status_job *j)
 {
 	struct units_job *u = j->data;
@@ -520,32 +581,34 @@ static int units_reply(struct status_job *j)
 	const struct backend_ops *ops = manager_backend(j->b->m, NULL);
 	int r;
 
-	r = array_reply_open(j, "(sssbsuttttt)", &reply);
+	r = array_reply_open(j, u->ex ? "(" LIST_UNITS_EX_ROW ")" : "(" LIST_UNITS_ROW ")", &reply);
 	for (size_t i = 0; r >= 0 && i < gs->n; i++) {
 		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
-		const struct figures *f = &u->figs[i];
-		const char *key, *cgroup, *w;
+		const struct group *g = &gs->g[i];
 		char why[512];
-		bool on;
+		bool on = group_state(j->b, g, &u->reps[i], why, sizeof(why));
+		/* Protect=auto decided it (the rule only let it watch). */
+		bool by_auto = manager_auto_protects(j->b->m, g->key);
+		const struct unit_row row = {
+			bus_name(&bn, g->key), bus_name(&bn, g->cgroup), ops->name, on, bus_name(&bn, why),
+			(uint32_t)g->n_pids, &u->figs[i], by_auto ? "auto" : g->source_kind,
+			bus_name(&bn, g->source),
+		};
 
-		on = group_state(j->b, &gs->g[i], &u->reps[i], why, sizeof(why));
-		key = bus_name(&bn, gs->g[i].key);
-		cgroup = bus_name(&bn, gs->g[i].cgroup);
-		w = bus_name(&bn, why);
-		r = bn.err ?: sd_bus_message_append(reply, "(sssbsuttttt)", key, cgroup, ops->name, on, w,
-						   (uint32_t)gs->g[i].n_pids, f->mapped, f->resident, f->locked,
-						   f->majflt, f->breaches);
+		r = bn.err ?: append_unit_row(reply, u->ex, &row);
 	}
 	if (r >= 0) {
-		struct auto_rows ar = { j->b, reply, gs, ops->name };
+		struct auto_rows ar = { j->b, reply, gs, ops->name, u->ex };
 
 		r = manager_auto_foreach(j->b->m, append_auto_row, &ar);
 	}
 	if (r >= 0) {
-		struct section_rows sr = { reply, gs, ops->name };
+		struct section_rows sr = { reply, gs, ops->name, u->ex };
 
 		r = units_foreach_section(j->b->units, append_section_row, &sr);
 	}
+	/* Units read before and not since (gone, no longer listed) go. */
+	text_faults_prune(manager_text_faults(j->b->m), now_ns() / 1000, TEXT_FAULTS_IDLE_USEC);
 	return array_reply_send(reply, r);
 }
 
@@ -560,9 +623,8 @@ static void units_done(struct status_job *j)
 	free(u);
 }
 
-int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+static int list_units(sd_bus_message *msg, struct bus *b, bool ex, sd_bus_error *error)
 {
-	struct bus *b = userdata;
 	struct status_job *j;
 	struct units_job *u;
 	void *state;
@@ -584,6 +646,7 @@ int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 		status_job_free(j);
 		return -ENOMEM;
 	}
+	u->ex = ex;
 	for (size_t i = 0; i < j->gs.n; i++)
 		u->reps[i] = (struct backend_unit_report){ .key = j->gs.g[i].key, .cgroup = j->gs.g[i].cgroup };
 	/* The backend's own state: cheap, and read now. */
@@ -593,6 +656,16 @@ int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 		return r;
 	}
 	return status_job_start(b, j);
+}
+
+int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	return list_units(msg, userdata, false, error);
+}
+
+int method_list_units_ex(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	return list_units(msg, userdata, true, error);
 }
 
 /* Libraries: every executable file the protected processes map, the

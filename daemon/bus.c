@@ -287,6 +287,8 @@ static const sd_bus_vtable manager_vtable[] = {
 	PROP("UnitLookup", "s"),
 	SD_BUS_METHOD_WITH_NAMES("ListUnits", "", , "a(sssbsuttttt)",
 				 SD_BUS_PARAM(units), method_list_units, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("ListUnitsEx", "", , "a(sssbsutttttssts)", SD_BUS_PARAM(units),
+				 method_list_units_ex, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("ListLibraries", "", , "a(suuttts)", SD_BUS_PARAM(libraries),
 				 method_list_libraries, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("ListPrewarm", "", , "a(ssttttttx)", SD_BUS_PARAM(units),

@@ -301,16 +301,46 @@ static void print_auto(const char *state)
 	json_string(buf);
 }
 
+/* One row of ListUnitsEx; the strings point into the reply. */
+struct unit_row {
+	const char *unit, *cgroup, *backend, *state;
+	int protected_now;
+	uint32_t processes;
+	uint64_t mapped, resident, locked, major_faults, breaches;
+	const char *reason, *reason_source;
+	uint64_t text_faults;
+	const char *text_fault_source;
+};
+
+#define UNIT_ROW "(sssbsutttttssts)"
+
+/* The array's next row: 1, 0 at its end, <0 on a bad reply. */
+static int read_unit_row(sd_bus_message *reply, struct unit_row *u)
+{
+	return sd_bus_message_read(reply, UNIT_ROW, &u->unit, &u->cgroup, &u->backend, &u->protected_now,
+				   &u->state, &u->processes, &u->mapped, &u->resident, &u->locked,
+				   &u->major_faults, &u->breaches, &u->reason, &u->reason_source,
+				   &u->text_faults, &u->text_fault_source);
+}
+
+/* Text faults in the table: an estimate is marked "~". */
+static const char *fmt_text_faults(const struct unit_row *u, char *buf, size_t size)
+{
+	if (u->text_faults == STAT_UNKNOWN)
+		return fmt_u64(u->text_faults, buf, size);
+	snprintf(buf, size, "%s%llu", streq(u->text_fault_source, "estimate") ? "~" : "",
+		 (unsigned long long)u->text_faults);
+	return buf;
+}
+
 static int cmd_status(sd_bus *bus)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *pr = NULL, *reply = NULL;
 	struct props p;
-	const char *unit, *cgroup, *backend, *why;
-	uint32_t procs;
-	uint64_t mapped, resident, locked, majflt, breaches;
-	int on, r, n = 0;
+	struct unit_row u;
+	int r, n = 0;
 
-	if ((r = get_props(bus, &pr, &p)) < 0 || (r = call(bus, "ListUnits", &reply, NULL)) < 0)
+	if ((r = get_props(bus, &pr, &p)) < 0 || (r = call(bus, "ListUnitsEx", &reply, NULL)) < 0)
 		return -r;
 	if (arg_json) {
 		printf("{");
@@ -339,36 +369,43 @@ static int cmd_status(sd_bus *bus)
 		       (unsigned long long)p.overflows, (unsigned long long)p.rescans,
 		       (unsigned long long)p.backend_errors, p.p50, p.p99);
 		printf("  unit sections: %s\n\n", strna(p.unit_lookup));
-		printf("%-32s %-9s %5s %8s %8s %8s %7s %8s  %s\n", "UNIT", "PROTECTED", "PROCS", "MAPPED",
-		       "RESIDENT", "LOCKED", "MAJFLT", "BREACHES", "STATE");
+		printf("%-32s %-9s %5s %8s %8s %8s %7s %7s %8s  %s\n", "UNIT", "PROTECTED", "PROCS", "MAPPED",
+		       "RESIDENT", "LOCKED", "MAJFLT", "TEXTFLT", "BREACHES", "STATE");
 	}
-	r = sd_bus_message_enter_container(reply, 'a', "(sssbsuttttt)");
-	while (r >= 0 && (r = sd_bus_message_read(reply, "(sssbsuttttt)", &unit, &cgroup, &backend,
-						  &on, &why, &procs, &mapped, &resident, &locked,
-						  &majflt, &breaches)) > 0) {
-		char b1[16], b2[16], b3[16], b4[24], b5[24];
+	r = sd_bus_message_enter_container(reply, 'a', UNIT_ROW);
+	while (r >= 0 && (r = read_unit_row(reply, &u)) > 0) {
+		char b1[16], b2[16], b3[16], b4[24], b5[24], b6[24];
 
 		if (arg_json) {
 			printf("%s{", n++ ? "," : "");
-			json_key("unit", true), json_string(unit);
-			json_key("cgroup", false), json_string(cgroup);
-			json_key("backend", false), json_string(backend);
-			json_key("protected", false), fputs(on ? "true" : "false", stdout);
-			json_key("state", false), json_string(why);
-			json_key("auto", false), print_auto(why);
-			json_key("processes", false), printf("%u", procs);
-			json_key("text_mapped_bytes", false), json_u64(mapped);
-			json_key("text_resident_bytes", false), json_u64(resident);
-			json_key("locked_bytes", false), json_u64(locked);
-			json_key("major_faults", false), json_u64(majflt);
-			json_key("breaches", false), json_u64(breaches);
+			json_key("unit", true), json_string(u.unit);
+			json_key("cgroup", false), json_string(u.cgroup);
+			json_key("backend", false), json_string(u.backend);
+			json_key("protected", false), fputs(u.protected_now ? "true" : "false", stdout);
+			json_key("state", false), json_string(u.state);
+			json_key("auto", false), print_auto(u.state);
+			json_key("reason", false), json_string(u.reason);
+			json_key("reason_source", false), json_string(u.reason_source);
+			json_key("processes", false), printf("%u", u.processes);
+			json_key("text_mapped_bytes", false), json_u64(u.mapped);
+			json_key("text_resident_bytes", false), json_u64(u.resident);
+			json_key("locked_bytes", false), json_u64(u.locked);
+			json_key("major_faults", false), json_u64(u.major_faults);
+			json_key("text_faults", false), json_u64(u.text_faults);
+			json_key("text_fault_source", false);
+			if (u.text_faults == STAT_UNKNOWN)
+				fputs("null", stdout);
+			else
+				json_string(u.text_fault_source);
+			json_key("breaches", false), json_u64(u.breaches);
 			putchar('}');
 		} else {
 			n++;
-			printf("%-32s %-9s %5u %8s %8s %8s %7s %8s  %s\n", unit, on ? "yes" : "no", procs,
-			       fmt_bytes(mapped, b1, sizeof(b1)), fmt_bytes(resident, b2, sizeof(b2)),
-			       fmt_bytes(locked, b3, sizeof(b3)), fmt_u64(majflt, b4, sizeof(b4)),
-			       fmt_u64(breaches, b5, sizeof(b5)), why);
+			printf("%-32s %-9s %5u %8s %8s %8s %7s %7s %8s  %s\n", u.unit, u.protected_now ? "yes" : "no",
+			       u.processes, fmt_bytes(u.mapped, b1, sizeof(b1)),
+			       fmt_bytes(u.resident, b2, sizeof(b2)), fmt_bytes(u.locked, b3, sizeof(b3)),
+			       fmt_u64(u.major_faults, b4, sizeof(b4)), fmt_text_faults(&u, b6, sizeof(b6)),
+			       fmt_u64(u.breaches, b5, sizeof(b5)), u.state);
 		}
 	}
 	if (r < 0) {
@@ -650,13 +687,11 @@ static void unit_bound(int cgroup_root_fd, const char *cgroup, struct metrics_un
 /* The units' rows; their strings point into the reply, alive until the end. */
 struct metrics_rows {
 	struct metrics_unit *u;
-	char (*source)[256];
 	size_t n;
 };
 
 static void metrics_rows_done(struct metrics_rows *rows)
 {
-	free(rows->source);
 	free(rows->u);
 }
 
@@ -667,14 +702,12 @@ static int cmd_metrics(sd_bus *bus)
 	_cleanup_free_ char *text = NULL;
 	struct metrics_rows rows = { 0 };
 	struct metrics_daemon d;
-	const char *unit, *cgroup, *backend, *why;
-	uint32_t procs;
-	uint64_t mapped, resident, locked, majflt, breaches;
+	struct unit_row u;
 	struct props p;
 	size_t len;
-	int on, r;
+	int r;
 
-	if ((r = get_props(bus, &pr, &p)) < 0 || (r = call(bus, "ListUnits", &reply, NULL)) < 0)
+	if ((r = get_props(bus, &pr, &p)) < 0 || (r = call(bus, "ListUnitsEx", &reply, NULL)) < 0)
 		return -r;
 	d = (struct metrics_daemon){
 		.version = p.version, .backend = p.backend, .processes_protected = p.processes,
@@ -688,35 +721,28 @@ static int cmd_metrics(sd_bus *bus)
 	if (streq_ptr(p.backend, "kernel"))
 		cgroup_root_fd = open(arg_cgroup_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	r = sd_bus_message_enter_container(reply, 'a', "(sssbsuttttt)");
-	while (r >= 0 && (r = sd_bus_message_read(reply, "(sssbsuttttt)", &unit, &cgroup, &backend,
-						  &on, &why, &procs, &mapped, &resident, &locked,
-						  &majflt, &breaches)) > 0) {
+	r = sd_bus_message_enter_container(reply, 'a', UNIT_ROW);
+	while (r >= 0 && (r = read_unit_row(reply, &u)) > 0) {
 		struct metrics_unit *nu = realloc(rows.u, (rows.n + 1) * sizeof(*nu));
-		char (*ns)[256] = nu ? realloc(rows.source, (rows.n + 1) * sizeof(*ns)) : NULL;
 
-		if (nu)
-			rows.u = nu;
-		if (ns)
-			rows.source = ns;
-		if (!ns) {
+		if (!nu) {
 			r = -ENOMEM;
 			break;
 		}
+		rows.u = nu;
 		rows.u[rows.n] = (struct metrics_unit){
-			.unit = unit,
-			.reason = metrics_reason_from_state(why, rows.source[rows.n], sizeof(rows.source[0])),
-			.protected_now = on,
-			.processes = procs,
-			.text_mapped = mapped, .text_resident = resident, .text_locked = locked,
-			.major_faults = majflt, .breaches = breaches,
+			.unit = u.unit,
+			.reason = u.reason,
+			.source = u.reason_source,
+			.protected_now = u.protected_now,
+			.processes = u.processes,
+			.text_mapped = u.mapped, .text_resident = u.resident, .text_locked = u.locked,
+			.major_faults = u.major_faults, .breaches = u.breaches,
+			.text_faults = u.text_faults, .text_fault_source = u.text_fault_source,
 		};
-		unit_bound(cgroup_root_fd, *cgroup ? cgroup : NULL, &rows.u[rows.n]);
+		unit_bound(cgroup_root_fd, *u.cgroup ? u.cgroup : NULL, &rows.u[rows.n]);
 		rows.n++;
 	}
-	/* Only now: each realloc() of rows.source may have moved the rows before */
-	for (size_t i = 0; i < rows.n; i++)
-		rows.u[i].source = rows.source[i];
 	if (r >= 0)
 		r = metrics_format(&d, rows.u, rows.n, &text, &len);
 	metrics_rows_done(&rows);

@@ -619,6 +619,13 @@ int manager_auto_describe(struct manager *m, const char *unit, char *buf, size_t
 	return st.protected_now;
 }
 
+bool manager_auto_protects(struct manager *m, const char *unit)
+{
+	struct autoprotect_status st;
+
+	return m->autoprotect && unit && autoprotect_get(m->autoprotect, unit, &st) >= 0 && st.protected_now;
+}
+
 int manager_auto_foreach(struct manager *m, int (*fn)(const char *unit, const char *cgroup, void *userdata),
 			 void *userdata)
 {

@@ -27,6 +27,7 @@ struct tracked {
 	int pidfd;		   /* a pidfd, or its /proc/PID dir without pidfd_open */
 	char *exe, *cgroup, *unit;
 	char *source;		   /* what decided: rule name or unit file */
+	const char *source_kind;   /* policy_decision.protect_kind (static) */
 	struct rule_settings settings;
 	unsigned stage;		   /* next look: index into rescan delays */
 	uint64_t due_ns;

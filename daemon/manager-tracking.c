@@ -191,6 +191,7 @@ void tracked_update(struct tracked *t, struct look *l, const struct policy_decis
 	t->cgroup = TAKE_PTR(l->cgroup);
 	t->unit = TAKE_PTR(l->unit);
 	t->source = strdup_or_null(d->protect_source);
+	t->source_kind = d->protect_kind;
 	t->settings = d->settings;
 	t->by_auto = d->watch;
 	t->seen = true;

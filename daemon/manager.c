@@ -492,6 +492,11 @@ int manager_proc_fd(struct manager *m)
 	return m->proc_fd;
 }
 
+struct text_faults *manager_text_faults(struct manager *m)
+{
+	return m->text_faults;
+}
+
 const struct policy *manager_policy(struct manager *m)
 {
 	return &m->policy;
@@ -522,6 +527,7 @@ int manager_foreach_process(struct manager *m, manager_process_fn fn, void *user
 			.cgroup = t->cgroup,
 			.unit = t->unit,
 			.source = t->source,
+			.source_kind = t->source_kind,
 			.exec_bytes = t->exec_bytes,
 		};
 		int r = fn(&p, userdata);

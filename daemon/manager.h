@@ -42,6 +42,7 @@ struct manager_process_info {
 	pid_t pid;
 	const char *exe, *cgroup, *unit;
 	const char *source;   /* what decided to protect it */
+	const char *source_kind; /* policy_decision.protect_kind */
 	uint64_t exec_bytes;  /* file-backed exec mappings at the last look */
 };
 typedef int (*manager_process_fn)(const struct manager_process_info *p, void *userdata);
@@ -102,6 +103,8 @@ struct prewarm *manager_prewarm(struct manager *m);
 /* The cgroup2 root and /proc the manager works on (fake trees in tests). */
 int manager_cgroup_root_fd(struct manager *m);
 int manager_proc_fd(struct manager *m);
+/* The text fault reader (textfault.h) Protect=auto and status calls share. */
+struct text_faults *manager_text_faults(struct manager *m);
 void manager_set_unit_settings(struct manager *m, unit_settings_fn fn, void *userdata);
 /* Handle decoded proc connector events (exec, exit) as they come from
  * the socket; the C test of the core feeds its own. */
@@ -124,6 +127,8 @@ int manager_explain(struct manager *m, pid_t pid, struct manager_explanation *re
  * protected (...)" for a watched unit; 1 protected, 0 not, -ENOENT when
  * it is not watched. */
 int manager_auto_describe(struct manager *m, const char *unit, char *buf, size_t size);
+/* Whether Protect=auto protects the unit now. */
+bool manager_auto_protects(struct manager *m, const char *unit);
 /* Each watched unit with its cgroup; stops at a non-zero return. */
 int manager_auto_foreach(struct manager *m, int (*fn)(const char *unit, const char *cgroup, void *userdata),
 			 void *userdata);

@@ -64,6 +64,31 @@ static void unit_family(FILE *f, const char *name, const char *type, const char 
 #define UNIT_FAMILY(f, name, type, help, units, n, field) \
 	unit_family(f, name, type, help, units, n, offsetof(struct metrics_unit, field))
 
+/* Text faults carry where they come from: a kernel count and an
+ * estimate are not to be summed blindly. */
+static void text_fault_family(FILE *f, const struct metrics_unit *units, size_t n)
+{
+	const char *name = "execguard_unit_text_major_faults_total";
+	bool any = false;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct metrics_unit *u = &units[i];
+
+		if (u->text_faults == METRICS_UNKNOWN || !u->text_fault_source)
+			continue;
+		if (!any)
+			family(f, name, "counter",
+			       "Text major faults of the unit: the patched kernel's pgmajfault_exec "
+			       "(method kernel) or execguardd's estimate (method estimate).");
+		any = true;
+		fprintf(f, "%s{unit=\"", name);
+		metrics_escape_label(u->unit, f);
+		fputs("\",method=\"", f);
+		metrics_escape_label(u->text_fault_source, f);
+		fprintf(f, "\"} %" PRIu64 "\n", u->text_faults);
+	}
+}
+
 int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *units, size_t n,
 		   char **ret, size_t *ret_len)
 {
@@ -110,7 +135,7 @@ int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *un
 
 	if (n) {
 		family(f, "execguard_unit_protected", "gauge",
-		       "1 when the unit's text is protected now; reason: policy, drop-in, auto, default or none.");
+		       "1 when the unit's text is protected now; reason (what asks for it): policy, drop-in, auto or default.");
 		for (size_t i = 0; i < n; i++) {
 			fputs("execguard_unit_protected{unit=\"", f);
 			metrics_escape_label(units[i].unit, f);
@@ -132,6 +157,7 @@ int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *un
 	UNIT_FAMILY(f, "execguard_unit_major_faults_total", "counter",
 		    "Major faults of the unit: text faults (pgmajfault_exec) on the patched kernel, all major faults otherwise.",
 		    units, n, major_faults);
+	text_fault_family(f, units, n);
 	UNIT_FAMILY(f, "execguard_unit_breaches_total", "counter",
 		    "Times reclaim took protected text anyway (memory.events exec_protect_breach).",
 		    units, n, breaches);
@@ -163,48 +189,4 @@ int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *un
 	if (ret_len)
 		*ret_len = len;
 	return 0;
-}
-
-static const char *reason_of_source(const char *s)
-{
-	if (streq(s, "default"))
-		return "default";
-	/* A unit's [X-ExecGuard] section names its file (or "unit file"). */
-	if (s[0] == '/' || streq(s, "unit file"))
-		return "drop-in";
-	return "policy";
-}
-
-const char *metrics_reason_from_state(const char *state, char *source, size_t size)
-{
-	const char *p, *q, *end;
-	size_t l = state ? strlen(state) : 0;
-
-	source[0] = '\0';
-	if (!l)
-		return "none";
-	end = state + l;
-	p = NULL;
-	for (q = state; (q = strstr(q, "(policy ")); q++)
-		p = q;
-	if (p && end[-1] == ')') {
-		/* Protect=auto decided it: the rule names the source, the
-		 * reason is the decision */
-		bool is_auto = strstr(state, ", auto: protected since ") != NULL;
-
-		p += strlen("(policy ");
-		snprintf(source, size, "%.*s", (int)(end - 1 - p), p);
-		return is_auto ? "auto" : reason_of_source(source);
-	}
-	p = NULL;
-	for (q = state; (q = strstr(q, " at ")); q++)
-		p = q;
-	if (p) {
-		p += strlen(" at ");
-		if (end[-1] == ')')
-			end--;
-		snprintf(source, size, "%.*s", (int)(end - p), p);
-		return "drop-in";
-	}
-	return "none";
 }

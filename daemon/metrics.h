@@ -14,14 +14,19 @@
 
 struct metrics_unit {
 	const char *unit;
-	/* Why protected or not: "policy" (a [Rule]), "drop-in" (a unit's
-	 * [X-ExecGuard] section), "default", "none" (the daemon said no source). */
+	/* What asks for protection (ListUnitsEx): "policy" (a [Rule]),
+	 * "drop-in" (a unit's [X-ExecGuard] section), "auto" (Protect=auto
+	 * decided, or watches it), "default". */
 	const char *reason;
 	const char *source; /* the rule's name or the unit file; "" unknown */
 	bool protected_now;
 	uint64_t processes;
 	uint64_t text_mapped, text_resident, text_locked; /* bytes */
 	uint64_t major_faults, breaches;
+	/* Text major faults: the kernel's counter or the daemon's estimate
+	 * (text_fault_source "kernel" or "estimate"). */
+	uint64_t text_faults;
+	const char *text_fault_source;
 	/* memory.exec_protect in force (the smallest up to the root) and
 	 * exec_protect_kept; has_bound false without the kernel patch. */
 	bool has_bound, bound_max;
@@ -47,11 +52,3 @@ int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *un
 /* A label value as the format wants it: \\, \" and \n escaped. */
 void metrics_escape_label(const char *s, FILE *f);
 
-
-/* Why execguardd protects a unit or not, from the state text of its
- * ListUnits row (the bus has no field of its own for it): "... (policy
- * SOURCE)" from a decision, "... at SOURCE" from a unit section alone.
- * Returns "policy", "drop-in", "auto" (a Protect=auto decision:
- * ", auto: protected since" in the state), "default" or "none"; the SOURCE into
- * source (empty for none). */
-const char *metrics_reason_from_state(const char *state, char *source, size_t size);

@@ -1076,6 +1076,7 @@ void policy_decide(const struct policy *p, const struct policy_input *in, struct
 	*ret = (struct policy_decision){
 		.settings = { .protect = 0 },
 		.protect_source = "default",
+		.protect_kind = "default",
 	};
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct rule *r = &p->rules[i];
@@ -1084,15 +1085,19 @@ void policy_decide(const struct policy *p, const struct policy_input *in, struct
 		    !glob_any(r->match_exe, in->exe))
 			continue;
 		apply_settings(&ret->settings, &r->settings);
-		if (r->settings.protect >= 0)
+		if (r->settings.protect >= 0) {
 			ret->protect_source = r->name;
+			ret->protect_kind = "policy";
+		}
 		if (ret->n_matched < ELEMENTSOF(ret->matched))
 			ret->matched[ret->n_matched++] = r;
 	}
 	if (in->unit_section) {
 		apply_settings(&ret->settings, in->unit_section);
-		if (in->unit_section->protect >= 0)
+		if (in->unit_section->protect >= 0) {
 			ret->protect_source = in->unit_section_source ?: "unit file";
+			ret->protect_kind = "drop-in";
+		}
 	}
 	ret->protect = ret->settings.protect == 1;
 	ret->watch = ret->settings.protect == PROTECT_AUTO;

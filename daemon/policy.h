@@ -119,6 +119,10 @@ struct policy_decision {
 	bool protect;		       /* Protect=yes */
 	bool watch;		       /* Protect=auto: the manager decides */
 	const char *protect_source;    /* rule name, "unit file" or "default" */
+	/* Its kind, as metrics and ListUnitsEx name it (a static string):
+	 * "policy" (a rule), "drop-in" (a unit's [X-ExecGuard] section) or
+	 * "default". */
+	const char *protect_kind;
 	const struct rule *matched[32];
 	size_t n_matched;
 };

@@ -407,6 +407,16 @@ void text_faults_forget(struct text_faults *tf, const char *key)
 		unit_free(tf, u);
 }
 
+int text_faults_last(struct text_faults *tf, const char *key, struct text_fault_reading *ret)
+{
+	struct tf_unit *u = tf && key ? hashmap_get(&tf->units, key) : NULL;
+
+	if (!u || !u->have_reading)
+		return -ENOENT;
+	*ret = u->reading;
+	return 0;
+}
+
 void text_faults_prune(struct text_faults *tf, uint64_t now_usec, uint64_t idle_usec)
 {
 	struct hashmap_entry *e = NULL;

@@ -34,6 +34,9 @@ struct text_faults *text_faults_free(struct text_faults *tf);
  * the counter nor the estimate can be had (no memory controller). */
 int text_faults_read(struct text_faults *tf, const char *key, const char *cgroup,
 		     struct text_fault_reading *ret);
+/* The last reading of the unit, without sampling: -ENOENT when it has
+ * none. */
+int text_faults_last(struct text_faults *tf, const char *key, struct text_fault_reading *ret);
 /* The unit is gone, or no longer watched. */
 void text_faults_forget(struct text_faults *tf, const char *key);
 /* Forget the units not sampled in the idle_usec before now_usec

@@ -12,12 +12,17 @@ command -v curl > /dev/null || skip "curl is not installed"
 bus_test_init
 
 A=egtest-a-$$.service
+B=egtest-b-$$.service
 unit_cgroup "$S" "$A"
+unit_cgroup "$S" "$B"
 write_conf <<CONF
 [Daemon]
 Backend=kernel
 [Rule web]
 MatchUnit=egtest-a-$$.service
+Protect=yes
+[Rule db]
+MatchUnit=egtest-b-$$.service
 Protect=yes
 CONF
 
@@ -27,10 +32,36 @@ run_in "$S/$A" sleep 600
 pa=$LAST_PID
 wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pa" EXECGUARD_UNIT="'$A'" || fail "pid $pa not protected"
 
+run_in "$S/$B" sleep 600
+pb=$LAST_PID
+wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pb" EXECGUARD_UNIT="'$B'" || fail "pid $pb not protected"
+
 # The patched kernel's figures, in the fake tree the daemon and metrics
-# read (--cgroup-root): text faults, breaches, what reclaim kept.
+# read (--cgroup-root): text faults, breaches, what reclaim kept. B's
+# cgroup has no pgmajfault_exec, as on a stock kernel: the daemon
+# estimates its text faults from the major faults since its first reading.
 printf 'pgmajfault 9\npgmajfault_exec 5\nexec_protect_kept 4096\n' > "$T/cgroot/$S/$A/memory.stat"
 printf 'low 0\nexec_protect_breach 2\n' > "$T/cgroot/$S/$A/memory.events"
+printf 'pgmajfault 9\n' > "$T/cgroot/$S/$B/memory.stat"
+echo "$pb" > "$T/cgroot/$S/$B/cgroup.procs"
+text_faults_of() { # unit -> "faults source" from status --json
+	ctl --json status | python3 -c '
+import json, sys
+u = [u for u in json.load(sys.stdin)["units"] if u["unit"] == sys.argv[1]]
+print(u[0]["text_faults"], u[0]["text_fault_source"]) if u else print("none none")' "$1"
+}
+read -r tf src <<< "$(text_faults_of "$B")"
+[ "$tf" = 0 ] && [ "$src" = estimate ] || fail "B's first reading: want 0 estimate, got $tf $src"
+# 21 major faults more; with no file page seen coming back they count as
+# text (share 1), or less if some other file page came back meanwhile.
+printf 'pgmajfault 30\n' > "$T/cgroot/$S/$B/memory.stat"
+b_grew() { read -r tf src <<< "$(text_faults_of "$B")"; [ "$tf" != 0 ]; }
+wait_until 10 b_grew || fail "B's estimate did not grow with its major faults"
+[ "$src" = estimate ] && [ "$tf" -ge 1 ] && [ "$tf" -le 21 ] || fail "B's estimate: want 1..21 estimate, got $tf $src"
+b_tf=$tf
+read -r tf src <<< "$(text_faults_of "$A")"
+[ "$tf $src" = "5 kernel" ] || fail "A's text faults: want 5 kernel, got $tf $src"
+pass "text faults: the kernel's counter for A, the estimate for B ($b_tf of 21 major faults)"
 
 # The counters move with every exec on the host: status before and after
 # the metrics bound them; the per-unit figures of a sleeping process do
@@ -132,6 +163,7 @@ for name, u in units.items():
     for key, metric in [('text_mapped_bytes', 'execguard_unit_text_mapped_bytes'),
                         ('breaches', 'execguard_unit_breaches_total'),
                         ('major_faults', 'execguard_unit_major_faults_total'),
+                        ('text_faults', 'execguard_unit_text_major_faults_total'),
                         ('locked_bytes', 'execguard_unit_text_locked_bytes')]:
         if u[key] is None:
             assert name not in [l['unit'] for l, _ in served.get(metric, [])], (metric, name)
@@ -139,6 +171,14 @@ for name, u in units.items():
             assert one(metric, unit=name) == u[key], (metric, name)
 a = [l for l, v in served['execguard_unit_protected'] if l['unit'] == unit]
 assert a and a[0]['reason'] == 'policy' and a[0]['source'] == 'web', a
+assert units[unit]['reason'] == 'policy' and units[unit]['reason_source'] == 'web', units[unit]
+for name, u in units.items():
+    if u['text_faults'] is not None:
+        m = [l for l, _ in served['execguard_unit_text_major_faults_total'] if l['unit'] == name]
+        assert m == [{'unit': name, 'method': u['text_fault_source']}], (name, m)
+assert units[unit]['text_faults'] == 5 and units[unit]['text_fault_source'] == 'kernel', units[unit]
+b = [u for n, u in units.items() if n.startswith('egtest-b-')]
+assert len(b) == 1 and b[0]['text_fault_source'] == 'estimate' and 1 <= b[0]['text_faults'] <= 21, b
 assert units[unit]['protected'] and units[unit]['processes'] == 1
 # The kernel backend set memory.exec_protect=max up the (fake) tree.
 assert one('execguard_unit_exec_protect_bound_bytes', unit=unit) == float('inf')

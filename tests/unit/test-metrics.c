@@ -136,24 +136,28 @@ static void test_golden(void)
 	CHECK(out && out[strlen(out) - 1] == '\n');
 }
 
-static void test_reason(void)
+/* Text faults: one family, the method as a label, unknown left out; no
+ * family at all when no unit has the figure. */
+static void test_text_faults(void)
 {
-	char src[128];
+	struct metrics_unit u[] = {
+		{ .unit = "k.service", .reason = "policy", .source = "web", .text_faults = 5,
+		  .text_fault_source = "kernel" },
+		{ .unit = "e.service", .reason = "auto", .source = "", .text_faults = 12,
+		  .text_fault_source = "estimate" },
+		{ .unit = "u.service", .reason = "drop-in", .source = "/x", .text_faults = METRICS_UNKNOWN,
+		  .text_fault_source = "" },
+	};
+	_cleanup_free_ char *out = format(&daemon0, u, ELEMENTSOF(u));
+	_cleanup_free_ char *none = format(&daemon0, &u[2], 1);
 
-	CHECK_STREQ(metrics_reason_from_state("memory.exec_protect=max, kept - (policy web)", src, sizeof(src)), "policy");
-	CHECK_STREQ(src, "web");
-	CHECK_STREQ(metrics_reason_from_state("text locked (policy /etc/systemd/system/a.service.d/x.conf)", src, sizeof(src)), "drop-in");
-	CHECK_STREQ(src, "/etc/systemd/system/a.service.d/x.conf");
-	CHECK_STREQ(metrics_reason_from_state("dry run: would protect (policy default)", src, sizeof(src)), "default");
-	CHECK_STREQ(metrics_reason_from_state("Protect=no at /run/systemd/system/b.service", src, sizeof(src)), "drop-in");
-	CHECK_STREQ(src, "/run/systemd/system/b.service");
-	CHECK_STREQ(metrics_reason_from_state("no process running (Protect=yes at /etc/x.service)", src, sizeof(src)), "drop-in");
-	CHECK_STREQ(src, "/etc/x.service");
-	CHECK_STREQ(metrics_reason_from_state("memory.exec_protect is 0 on /system.slice", src, sizeof(src)), "none");
-	CHECK_STREQ(src, "");
-	CHECK_STREQ(metrics_reason_from_state("", src, sizeof(src)), "none");
-	CHECK_STREQ(metrics_reason_from_state("text locked, auto: protected since 2026-12-02 16:19:24 UTC, 11 text faults/s under PSI some 4.4% (policy everything)", src, sizeof(src)), "auto");
-	CHECK_STREQ(src, "everything");
+	CHECK(out && strstr(out,
+		"# TYPE execguard_unit_text_major_faults_total counter\n"
+		"execguard_unit_text_major_faults_total{unit=\"k.service\",method=\"kernel\"} 5\n"
+		"execguard_unit_text_major_faults_total{unit=\"e.service\",method=\"estimate\"} 12\n"
+		"# HELP execguard_unit_breaches_total"));
+	CHECK(out && strstr(out, "execguard_unit_protected{unit=\"e.service\",reason=\"auto\",source=\"\"} 0\n"));
+	CHECK(none && !strstr(none, "text_major_faults"));
 }
 
 static void test_write(void)
@@ -173,4 +177,4 @@ static void test_write(void)
 	CHECK_EQ_INT(rmdir(dir), 0); /* no temporary file left behind */
 }
 
-TEST_MAIN(test_escape, test_names, test_golden, test_reason, test_write)
+TEST_MAIN(test_escape, test_names, test_golden, test_text_faults, test_write)

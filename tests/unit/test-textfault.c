@@ -297,6 +297,9 @@ static void test_reader(void)
 		uint64_t now = rd.at_usec;
 
 		CHECK_EQ_INT(text_faults_unit_info(tf, "x.service", &info), 0);
+		CHECK_EQ_INT(text_faults_last(tf, "x.service", &rd), -ENOENT);
+		CHECK_EQ_INT(text_faults_last(tf, "e.service", &rd), 0);
+		CHECK_EQ_INT(rd.faults, 10);
 		text_faults_prune(tf, now, 60ULL * 1000000);
 		CHECK_EQ_INT(text_faults_unit_info(tf, "x.service", &info), -ENOENT);
 		CHECK_EQ_INT(text_faults_unit_info(tf, "e.service", &info), 0);

@@ -67,8 +67,14 @@ assert hot['auto'].startswith('auto: protected since '), hot
 assert 'text faults/s under PSI some 40.0%' in hot['auto'], hot
 assert cold['protected'] is False, cold
 assert cold['auto'].startswith('auto: watched, not protected ('), cold
+# Why: Protect=auto, for the protected and the watched unit alike; the
+# text faults it judged by (the hot one's counter grows by 200 a step).
+assert hot['reason'] == 'auto' and hot['reason_source'] == 'everything', hot
+assert hot['text_fault_source'] == 'kernel' and hot['text_faults'] >= 200, hot
+assert cold['reason'] == 'auto', cold
+assert cold['text_fault_source'] == 'kernel' and cold['text_faults'] == 0, cold
 " || fail "status --json wrong"
-pass "status --json carries the auto state"
+pass "status --json carries the auto state, the reason and the text faults"
 
 out=$(ctl explain "$phot") || fail "explain failed: $out"
 echo "$out"

@@ -80,33 +80,12 @@ bad:
 
 #define STAT_TAIL 512
 
-/* The fields after the comm, which may hold ") ", into tmp. */
-static int proc_stat_after_comm(const char *buf, size_t len, char tmp[static STAT_TAIL])
-{
-	const char *close = NULL;
-	size_t l;
-
-	for (size_t i = len; i > 0; i--)
-		if (buf[i - 1] == ')') {
-			close = buf + i - 1;
-			break;
-		}
-	if (!close)
-		return -EINVAL;
-	l = (size_t)(buf + len - close - 1);
-	if (l >= STAT_TAIL)
-		l = STAT_TAIL - 1;
-	memcpy(tmp, close + 1, l);
-	tmp[l] = '\0';
-	return 0;
-}
-
 int proc_stat_majflt(const char *buf, size_t len, uint64_t *ret)
 {
 	unsigned long long v;
 	char tmp[STAT_TAIL];
 
-	if (proc_stat_after_comm(buf, len, tmp) < 0)
+	if (procfs_stat_tail(buf, len, tmp, sizeof(tmp)) < 0)
 		return -EINVAL;
 	/* After the comm: state ppid pgrp session tty_nr tpgid flags minflt
 	 * cminflt majflt. */
@@ -141,7 +120,7 @@ int proc_stat_cpu_ticks(const char *buf, size_t len, uint64_t *ret)
 	unsigned long long u, s;
 	char tmp[STAT_TAIL];
 
-	if (proc_stat_after_comm(buf, len, tmp) < 0)
+	if (procfs_stat_tail(buf, len, tmp, sizeof(tmp)) < 0)
 		return -EINVAL;
 	/* state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
 	 * cmajflt utime stime */

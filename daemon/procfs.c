@@ -165,3 +165,25 @@ bool proc_status_exited(const struct proc_status *s)
 {
 	return (s->state == 'Z' || s->state == 'X') && s->threads <= 1;
 }
+
+int procfs_stat_tail(const char *buf, size_t len, char *out, size_t size)
+{
+	const char *close = NULL;
+	size_t l;
+
+	if (!size)
+		return -EINVAL;
+	for (size_t i = len; i > 0; i--)
+		if (buf[i - 1] == ')') {
+			close = buf + i - 1;
+			break;
+		}
+	if (!close)
+		return -EINVAL;
+	l = (size_t)(buf + len - close - 1);
+	if (l >= size)
+		l = size - 1;
+	memcpy(out, close + 1, l);
+	out[l] = '\0';
+	return 0;
+}

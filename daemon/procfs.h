@@ -29,6 +29,11 @@ int procfs_parse_limit(const char *buf, size_t len, uint64_t *ret);
 /* "KEY:   N kB" (meminfo, smaps, status), in bytes. */
 int procfs_field_kb(const char *buf, size_t len, const char *key, uint64_t *ret_bytes);
 
+/* The fields of /proc/PID/stat text after the comm (which may hold
+ * ") "), NUL-terminated into out (cut at size - 1): the text after the
+ * last ')'. -EINVAL without one. */
+int procfs_stat_tail(const char *buf, size_t len, char *out, size_t size);
+
 /* What the daemon reads in /proc/PID/status. */
 struct proc_status {
 	char state;	  /* 'R', 'S', 'Z'... */

@@ -63,23 +63,10 @@ const char *text_fault_source_to_string(enum text_fault_source s)
 int text_faults_parse_stat(const char *buf, size_t len, uint64_t *ret_majflt, uint64_t *ret_start)
 {
 	unsigned long long maj, start;
-	const char *close = NULL;
 	char tmp[512];
-	size_t l;
 
-	/* The comm may hold ") ": the fields follow the last ')'. */
-	for (size_t i = len; i > 0; i--)
-		if (buf[i - 1] == ')') {
-			close = buf + i - 1;
-			break;
-		}
-	if (!close)
+	if (procfs_stat_tail(buf, len, tmp, sizeof(tmp)) < 0)
 		return -EINVAL;
-	l = (size_t)(buf + len - close - 1);
-	if (l >= sizeof(tmp))
-		l = sizeof(tmp) - 1;
-	memcpy(tmp, close + 1, l);
-	tmp[l] = '\0';
 	/* state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
 	 * cmajflt utime stime cutime cstime priority nice num_threads
 	 * itrealvalue starttime */

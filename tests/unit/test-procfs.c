@@ -103,4 +103,22 @@ static void test_status(void)
 	CHECK_EQ_INT(proc_status_parse("State:\tS\nCapEff:\tfg\n", 20, &st), -EINVAL);
 }
 
-TEST_MAIN(test_meminfo, test_memstat, test_field, test_status)
+/* The fields after the comm: the last ')' counts, the output is cut and
+ * terminated. */
+static void test_stat_tail(void)
+{
+	const char *st = "42 (a) b) c) S 1 42 42 0 -1 4194560 100 0 7 0";
+	char out[64], small[5];
+
+	CHECK_EQ_INT(procfs_stat_tail(st, strlen(st), out, sizeof(out)), 0);
+	CHECK_STREQ(out, " S 1 42 42 0 -1 4194560 100 0 7 0");
+	CHECK_EQ_INT(procfs_stat_tail(st, strlen(st), small, sizeof(small)), 0);
+	CHECK_STREQ(small, " S 1");
+	CHECK_EQ_INT(procfs_stat_tail("42 (a S 1", 9, out, sizeof(out)), -EINVAL);
+	CHECK_EQ_INT(procfs_stat_tail("", 0, out, sizeof(out)), -EINVAL);
+	/* Not NUL-terminated: only len bytes are read. */
+	CHECK_EQ_INT(procfs_stat_tail("1 (x) R 1 junk", 9, out, sizeof(out)), 0);
+	CHECK_STREQ(out, " R 1");
+}
+
+TEST_MAIN(test_stat_tail, test_meminfo, test_memstat, test_field, test_status)

@@ -66,6 +66,13 @@ static void feed(struct autoprotect *ap, const char *key, uint64_t *faults, doub
 	}
 }
 
+/* Watch key and feed it rate faults/s over the first window (0..10 s). */
+static void watch_and_feed(struct autoprotect *ap, const char *key, uint64_t *faults, double rate)
+{
+	autoprotect_watch(ap, key);
+	feed(ap, key, faults, rate, 0, 10 * SEC, -1);
+}
+
 static void test_suffering_unit_protected(void)
 {
 	struct autoprotect *ap = new_engine(&config);
@@ -136,8 +143,7 @@ static void test_pressure_needed(void)
 	uint64_t f = 0;
 	size_t n;
 
-	autoprotect_watch(ap, "a.service");
-	feed(ap, "a.service", &f, 100, 0, 10 * SEC, -1);
+	watch_and_feed(ap, "a.service", &f, 100);
 	/* Faults without pressure (a unit starting, say): not suffering. */
 	d = decide(ap, 10 * SEC, 1.0, NULL, 0, &c, &n);
 	CHECK_EQ_INT(n, 0);
@@ -151,9 +157,8 @@ static void test_pressure_needed(void)
 	/* AutoPressureSome=0: faults alone. */
 	faults_alone.pressure_some = 0;
 	ap = new_engine(&faults_alone);
-	autoprotect_watch(ap, "a.service");
 	f = 0;
-	feed(ap, "a.service", &f, 100, 0, 10 * SEC, -1);
+	watch_and_feed(ap, "a.service", &f, 100);
 	d = decide(ap, 10 * SEC, 0, NULL, 0, &c, &n);
 	CHECK_EQ_INT(n, 1);
 	CHECK_EQ_INT(d[0].action, AUTOPROTECT_PROTECT);
@@ -170,17 +175,12 @@ static void test_budget_most_suffering_first(void)
 	};
 	struct autoprotect_explicit ex[] = { { "db.service", 40 * MB } };
 	const struct autoprotect_decision *d;
-	uint64_t f1 = 0, f2 = 0, f3 = 0, f4 = 0;
+	static const double rate[] = { 20, 40, 80, 11 }; /* faults/s, in c's order */
+	uint64_t f[4] = { 0 };
 	size_t n;
 
-	autoprotect_watch(ap, "low.service");
-	autoprotect_watch(ap, "mid.service");
-	autoprotect_watch(ap, "high.service");
-	autoprotect_watch(ap, "small.service");
-	feed(ap, "low.service", &f1, 20, 0, 10 * SEC, -1);
-	feed(ap, "mid.service", &f2, 40, 0, 10 * SEC, -1);
-	feed(ap, "high.service", &f3, 80, 0, 10 * SEC, -1);
-	feed(ap, "small.service", &f4, 11, 0, 10 * SEC, -1);
+	for (size_t i = 0; i < 4; i++)
+		watch_and_feed(ap, c.key[i], &f[i], rate[i]);
 	d = decide(ap, 10 * SEC, 25, ex, 1, &c, &n);
 	/* high (50 of 60) fits; mid and low (30 each) do not; small (5) does. */
 	CHECK_EQ_INT(n, 4);
@@ -199,10 +199,8 @@ static void test_budget_most_suffering_first(void)
 	CHECK(!autoprotect_is_protected(ap, "mid.service"));
 
 	/* Over budget is said once per episode, not every round. */
-	feed(ap, "low.service", &f1, 20, 12 * SEC, 12 * SEC, -1);
-	feed(ap, "mid.service", &f2, 40, 12 * SEC, 12 * SEC, -1);
-	feed(ap, "high.service", &f3, 80, 12 * SEC, 12 * SEC, -1);
-	feed(ap, "small.service", &f4, 11, 12 * SEC, 12 * SEC, -1);
+	for (size_t i = 0; i < 4; i++)
+		feed(ap, c.key[i], &f[i], rate[i], 12 * SEC, 12 * SEC, -1);
 	d = decide(ap, 12 * SEC, 25, ex, 1, &c, &n);
 	CHECK_EQ_INT(n, 0);
 
@@ -210,7 +208,7 @@ static void test_budget_most_suffering_first(void)
 	 * reason it is pushed out; the auto ones keep what they have, and
 	 * nothing new is admitted (the budget is spent). */
 	ex[0].cost = 90 * MB;
-	feed(ap, "mid.service", &f2, 40, 14 * SEC, 14 * SEC, -1);
+	feed(ap, "mid.service", &f[1], rate[1], 14 * SEC, 14 * SEC, -1);
 	d = decide(ap, 14 * SEC, 25, ex, 1, &c, &n);
 	CHECK_EQ_INT(n, 0);
 	autoprotect_free(ap);
@@ -225,8 +223,7 @@ static void test_explicit_never_decided(void)
 	uint64_t f = 0;
 	size_t n;
 
-	autoprotect_watch(ap, "a.service");
-	feed(ap, "a.service", &f, 100, 0, 10 * SEC, -1);
+	watch_and_feed(ap, "a.service", &f, 100);
 	d = decide(ap, 10 * SEC, 50, NULL, 0, &c, &n);
 	CHECK_EQ_INT(n, 1);
 	CHECK(autoprotect_is_protected(ap, "a.service"));
@@ -248,8 +245,7 @@ static void test_calm_release(void)
 	uint64_t f = 0;
 	size_t n;
 
-	autoprotect_watch(ap, "a.service");
-	feed(ap, "a.service", &f, 100, 0, 10 * SEC, -1);
+	watch_and_feed(ap, "a.service", &f, 100);
 	d = decide(ap, 10 * SEC, 50, NULL, 0, &c, &n);
 	CHECK_EQ_INT(n, 1);
 	/* Calm (no faults) from 12 s on; suffering last seen at 10 s... but
@@ -274,9 +270,8 @@ static void test_calm_release(void)
 	/* AutoCalmSec=0: kept until the daemon stops. */
 	never.calm_usec = 0;
 	ap = new_engine(&never);
-	autoprotect_watch(ap, "a.service");
 	f = 0;
-	feed(ap, "a.service", &f, 100, 0, 10 * SEC, -1);
+	watch_and_feed(ap, "a.service", &f, 100);
 	d = decide(ap, 10 * SEC, 50, NULL, 0, &c, &n);
 	CHECK_EQ_INT(n, 1);
 	for (uint64_t t = 12 * SEC; t < 100000 * SEC; t += 1000 * SEC) {
@@ -327,8 +322,7 @@ static void test_nothing_to_protect(void)
 
 	/* It suffered, then its processes exited (the cgroup stays): no
 	 * protection of nothing, and no "over budget" either. */
-	autoprotect_watch(ap, "gone.service");
-	feed(ap, "gone.service", &f, 100, 0, 10 * SEC, -1);
+	watch_and_feed(ap, "gone.service", &f, 100);
 	d = decide(ap, 10 * SEC, 50, NULL, 0, &c, &n);
 	CHECK_EQ_INT(n, 0);
 	CHECK(!autoprotect_is_protected(ap, "gone.service"));

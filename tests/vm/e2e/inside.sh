@@ -138,6 +138,11 @@ check "execguard.prom: text only, no NUL or other control byte" sh -c "! LC_ALL=
 # pointers into an array it went on growing)
 check "execguard.prom: eg-web.service's source is its drop-in" \
 	grep -qF 'unit="eg-web.service",reason="drop-in",source="/etc/systemd/system/eg-web.service.d/execguard.conf:2"' "$prom"
+# The patched kernel counts text faults: status and metrics say so.
+web_text_from_kernel() { [ "$(unit_field eg-web.service text_fault_source)" = kernel ]; }
+check "status: eg-web.service's text faults come from the kernel" web_text_from_kernel
+check "execguard.prom: eg-web.service's text faults, method kernel" \
+	grep -q '^execguard_unit_text_major_faults_total{unit="eg-web.service",method="kernel"} [0-9][0-9]*$' "$prom"
 check "execguard-metrics.timer starts" systemctl start execguard-metrics.timer
 
 # Protect=auto in a unit's own section: watched (sampled for text faults

@@ -204,6 +204,12 @@ void text_faults_residency_step(uint64_t *bits, const unsigned char *vec, size_t
 				covered_to = i + window_pages;
 			}
 		}
+		/* A read-around window reads every page of it that was not
+		 * cached: one that is not resident now ends it, and a page
+		 * beyond came back by another read (a fault without read-around,
+		 * as the kernel does for a file after many misses). */
+		if (!is && covered_to > i)
+			covered_to = i;
 		if (is)
 			bits[i / 64] |= UINT64_C(1) << (i % 64);
 		else

@@ -98,6 +98,28 @@ static void test_residency(void)
 	text_faults_residency_step(bits, vec, N, 32, &d);
 	CHECK_EQ_INT(d.came_back, 4);
 	CHECK_EQ_INT(d.windows, 4);
+	/* Single pages 8 apart with pages not cached between them: each
+	 * came by a read of its own (a window would have read the gap). */
+	fill(vec, N, 600, 700, 0);
+	text_faults_residency_step(bits, vec, N, 32, &d);
+	for (size_t i = 600; i < 624; i += 8)
+		vec[i] = 1;
+	text_faults_residency_step(bits, vec, N, 32, &d);
+	CHECK_EQ_INT(d.came_back, 3);
+	CHECK_EQ_INT(d.windows, 3);
+	/* The same with the gaps cached (resident before and now): one
+	 * window can have brought them all. */
+	fill(vec, N, 650, 674, 1);
+	for (size_t i = 650; i < 674; i += 8)
+		vec[i] = 0;
+	text_faults_residency_step(bits, vec, N, 32, &d);
+	for (size_t i = 650; i < 674; i += 8)
+		vec[i] = 1;
+	text_faults_residency_step(bits, vec, N, 32, &d);
+	CHECK_EQ_INT(d.came_back, 3);
+	CHECK_EQ_INT(d.windows, 1);
+	fill(vec, N, 600, 700, 1);
+	text_faults_residency_step(bits, vec, N, 32, &d);
 	/* Bits above what vec says are left alone past n_pages. */
 	text_faults_residency_step(bits, vec, 64, 32, &d);
 	CHECK_EQ_INT(d.came_back, 0);

@@ -166,6 +166,12 @@ struct figures {
 #define FIGURES_UNKNOWN                                                                        \
 	{ STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN, STAT_UNKNOWN, "" }
 
+static void figures_set_text_faults(struct figures *f, const struct text_fault_reading *rd)
+{
+	f->text_faults = rd->faults;
+	f->text_source = text_fault_source_to_string(rd->source);
+}
+
 /* A file range, to count each once. */
 struct range_key {
 	uint64_t dev, ino, offset;
@@ -252,21 +258,19 @@ static void smaps_figures(struct bus *b, struct groups *gs, const struct group *
 /* The figures of a group: the backend's own where it keeps them, else
  * from the processes (sampled, see above). */
 static void group_figures(struct bus *b, struct groups *gs, const struct group *g,
-			  const struct backend_unit_report *rep, struct figures *f)
+			  const struct backend_unit_report *rep, struct figures *f, bool text_faults)
 {
 	const char *key = NULL;
-
 	struct text_fault_reading rd;
 
 	*f = (struct figures){ .mapped = rep->mapped, .resident = rep->resident, .locked = rep->locked,
 			       .text_faults = STAT_UNKNOWN, .text_source = "" };
 	if (rep->mapped == BACKEND_FIGURE_UNKNOWN || rep->resident == BACKEND_FIGURE_UNKNOWN)
 		smaps_figures(b, gs, g, f);
-	/* Shared with Protect=auto: a unit it samples is not sampled twice. */
-	if (g->cgroup && text_faults_read(manager_text_faults(b->m), g->key, g->cgroup, &rd) >= 0) {
-		f->text_faults = rd.faults;
-		f->text_source = text_fault_source_to_string(rd.source);
-	}
+	/* Only ListUnitsEx shows them. Shared with Protect=auto: a unit it
+	 * samples is not sampled twice. */
+	if (text_faults && g->cgroup && text_faults_read(manager_text_faults(b->m), g->key, g->cgroup, &rd) >= 0)
+		figures_set_text_faults(f, &rd);
 	f->breaches = read_cgroup_breaches(manager_cgroup_root_fd(b->m), g->cgroup);
 	f->majflt = read_cgroup_majflt(manager_cgroup_root_fd(b->m), g->cgroup, &key);
 	if (f->majflt == STAT_UNKNOWN) {
@@ -360,10 +364,8 @@ static int append_auto_row(const char *unit, const char *cgroup, void *userdata)
 	if (group_find(ar->gs, unit) || manager_auto_describe(ar->b->m, unit, why, sizeof(why)) < 0)
 		return 0;
 	/* Protect=auto's timer samples it: its last reading, no I/O here. */
-	if (text_faults_last(manager_text_faults(ar->b->m), unit, &rd) >= 0) {
-		f.text_faults = rd.faults;
-		f.text_source = text_fault_source_to_string(rd.source);
-	}
+	if (text_faults_last(manager_text_faults(ar->b->m), unit, &rd) >= 0)
+		figures_set_text_faults(&f, &rd);
 	_cleanup_(bus_names_done) struct bus_names bn = { 0 };
 	const char *u = bus_name(&bn, unit), *c = bus_name(&bn, cgroup), *w = bus_name(&bn, why);
 	const struct unit_row row = { u, c, ar->backend, false, w, 0, &f, "auto", "" };
@@ -545,7 +547,7 @@ static int units_read_group(struct status_job *j, size_t i)
 {
 	struct units_job *u = j->data;
 
-	group_figures(j->b, &j->gs, &j->gs.g[i], &u->reps[i], &u->figs[i]);
+	group_figures(j->b, &j->gs, &j->gs.g[i], &u->reps[i], &u->figs[i], u->ex);
 	return 0;
 }
 

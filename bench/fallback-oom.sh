@@ -13,24 +13,30 @@
 # workingset_refault_file. Wall times of runs this short are noisy; the
 # page counts say where a difference comes from.
 #
+# --passes=N makes each task go through the text N times instead of
+# once: a sustained overload, in which the breach note's renewals and
+# probes (patch 3) are what is measured, rather than its onset.
+#
 # Usage: bench/fallback-oom.sh [--runs=N] [--mappers=N] [--limit=4M]
-#                              [--task-room=0] [--lru=classic,mglru]
+#                              [--task-room=0] [--passes=1]
+#                              [--lru=classic,mglru]
 #        (as root; the kernel of kernel/build.sh, or $EXECGUARD_BZIMAGE)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-runs=60 mappers=20 limit=4M room=0 lrus=classic,mglru
+runs=60 mappers=20 limit=4M room=0 passes=1 lrus=classic,mglru
 for a in "$@"; do
 	case $a in
 	--runs=*) runs=${a#*=} ;;
 	--mappers=*) mappers=${a#*=} ;;
 	--limit=*) limit=${a#*=} ;;
 	--task-room=*) room=${a#*=} ;;
+	--passes=*) passes=${a#*=} ;;
 	--lru=*) lrus=${a#*=} ;;
-	*) echo "usage: $0 [--runs=N] [--mappers=N] [--limit=4M] [--task-room=0] [--lru=classic,mglru]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--runs=N] [--mappers=N] [--limit=4M] [--task-room=0] [--passes=1] [--lru=classic,mglru]" >&2; exit 2 ;;
 	esac
 done
-[[ $runs =~ ^[0-9]+$ && $mappers =~ ^[0-9]+$ && $limit =~ ^[0-9]+[KMG]?$ && $room =~ ^[0-9]+[KMG]?$ ]] || {
-	echo "error: --runs and --mappers take numbers, --limit and --task-room bytes (K, M, G)" >&2
+[[ $runs =~ ^[0-9]+$ && $mappers =~ ^[0-9]+$ && $passes =~ ^[1-9][0-9]*$ && $limit =~ ^[0-9]+[KMG]?$ && $room =~ ^[0-9]+[KMG]?$ ]] || {
+	echo "error: --runs, --mappers and --passes take numbers, --limit and --task-room bytes (K, M, G)" >&2
 	exit 2
 }
 room_bytes=$(numfmt --from=iec "$room")
@@ -46,11 +52,16 @@ work=$(mktemp -d /var/tmp/fallback-oom.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 sed -e "s/^#define BIG_LIMIT\t.*/#define BIG_LIMIT\t\"$limit\"/" \
 	-e "s/^#define FALLBACK_TASK_ROOM\t.*/#define FALLBACK_TASK_ROOM\t$room_bytes/" \
+	-e "s/^\ttouch_pages(text, BIG_SIZE);/\tfor (int pass = 0; pass < $passes; pass++) touch_pages(text, BIG_SIZE);/" \
 	"$selftests/cgroup/test_exec_protect.c" >"$work/test_exec_protect.c"
 gcc -O2 -w -pthread -I"$work" -I"$selftests" -I"$selftests/cgroup" -o "$work/fallback-oom" \
 	"$SRC/bench/fallback-oom.c" "$selftests/cgroup/cgroup_util.c"
 
-echo "# bench/fallback-oom.sh --runs=$runs --mappers=$mappers --limit=$limit --task-room=$room --lru=$lrus"
+grep -q "pass < $passes; pass++) touch_pages" "$work/test_exec_protect.c" || {
+	echo "error: the selftest's big_text_loop() no longer has the line --passes rewrites" >&2
+	exit 1
+}
+echo "# bench/fallback-oom.sh --runs=$runs --mappers=$mappers --limit=$limit --task-room=$room --passes=$passes --lru=$lrus"
 echo "# kernel $bzimage"
 script="set -e"
 for lru in ${lrus//,/ }; do

@@ -54,13 +54,13 @@ sed -e "s/^#define BIG_LIMIT\t.*/#define BIG_LIMIT\t\"$limit\"/" \
 	-e "s/^#define FALLBACK_TASK_ROOM\t.*/#define FALLBACK_TASK_ROOM\t$room_bytes/" \
 	-e "s/^\ttouch_pages(text, BIG_SIZE);/\tfor (int pass = 0; pass < $passes; pass++) touch_pages(text, BIG_SIZE);/" \
 	"$selftests/cgroup/test_exec_protect.c" >"$work/test_exec_protect.c"
-gcc -O2 -w -pthread -I"$work" -I"$selftests" -I"$selftests/cgroup" -o "$work/fallback-oom" \
-	"$SRC/bench/fallback-oom.c" "$selftests/cgroup/cgroup_util.c"
-
 grep -q "pass < $passes; pass++) touch_pages" "$work/test_exec_protect.c" || {
 	echo "error: the selftest's big_text_loop() no longer has the line --passes rewrites" >&2
 	exit 1
 }
+gcc -O2 -w -pthread -I"$work" -I"$selftests" -I"$selftests/cgroup" -o "$work/fallback-oom" \
+	"$SRC/bench/fallback-oom.c" "$selftests/cgroup/cgroup_util.c"
+
 echo "# bench/fallback-oom.sh --runs=$runs --mappers=$mappers --limit=$limit --task-room=$room --passes=$passes --lru=$lrus"
 echo "# kernel $bzimage"
 script="set -e"

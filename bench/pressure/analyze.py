@@ -8,10 +8,12 @@ import os
 import statistics
 import sys
 
-MODES = ["none", "protect", "lock", "lockpin", "mlock", "minttl", "auto"]
+MODES = ["none", "protect", "lock", "lockpin", "mlock", "minttl", "protminttl", "auto"]
 MODE_NAME = {"none": "none", "protect": "exec_protect=max", "lock": "execguardd lock",
              "lockpin": "execguardd lock, no give-back", "mlock": "whole-file mlock",
-             "minttl": "min_ttl_ms=1000 (MGLRU)", "auto": "execguardd Protect=auto (kernel)"}
+             "minttl": "min_ttl_ms=1000 (MGLRU)",
+             "protminttl": "exec_protect=max + min_ttl_ms=1000 (MGLRU)",
+             "auto": "execguardd Protect=auto (kernel)"}
 REL = 50  # relative stall threshold: this many times the unloaded p50
 
 
@@ -226,7 +228,7 @@ def main():
                 continue
             dv = [r["dv"] for r in runs]
             g = lambda k: [x.get(k, 0) for x in dv]
-            if mode in ("protect", "auto"):
+            if mode in ("protect", "protminttl", "auto"):
                 held = [r["text"][1] / MiB for r in runs]
             elif mode in ("lock", "lockpin", "mlock"):
                 held = [int(r["held"].get("held_after", 0)) / MiB for r in runs]

@@ -17,6 +17,8 @@
 #   minttl   MGLRU only: /sys/kernel/mm/lru_gen/min_ttl_ms=1000, its
 #            thrashing protection of the last second's working set for
 #            everyone (skipped under the classic LRU)
+#   protminttl  MGLRU only: protect and minttl together (does keeping the
+#            text make min_ttl_ms call the OOM killer sooner?)
 #   auto     execguardd, Backend=kernel, nothing configured for the
 #            service: Protect=auto for every cgroup (AutoIntervalSec=1,
 #            AutoWindowSec=10); reports the time from the first stall to
@@ -24,7 +26,7 @@
 # Writes bench/pressure/results.md and bench/pressure/latency.png, raw data
 # under --out.
 #
-# Usage: bench/pressure/run.sh [--reps N] [--modes "none protect lock lockpin mlock minttl auto"]
+# Usage: bench/pressure/run.sh [--reps N] [--modes "none protect lock lockpin mlock minttl protminttl auto"]
 #          [--lrus "classic mglru"] [--unloaded SEC] [--pressure SEC]
 #          [--mem SIZE] [--room MIB] [--cold PER_MILLE] [--ws MIB] [--bps BYTES/S] [--iops N]
 #          [--out DIR] [--kernel BZIMAGE] [--keep]
@@ -35,7 +37,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
-REPS=3 MODES="none protect lock lockpin mlock minttl auto" LRUS="classic mglru"
+REPS=3 MODES="none protect lock lockpin mlock minttl protminttl auto" LRUS="classic mglru"
 UNLOADED=5 PRESSURE=25 MEM=1G ROOM=48 BPS=20000000 IOPS=200 COLD=20 WS=32
 OUT=$HERE/out KERNEL=${EXECGUARD_BZIMAGE:-} KEEP=0
 CMDLINE=$(printf '%q ' "$0" "$@"); CMDLINE=${CMDLINE% }
@@ -46,7 +48,7 @@ while [ $# -gt 0 ]; do
 	--room) ROOM=$2 ;; --cold) COLD=$2 ;; --ws) WS=$2 ;; --bps) BPS=$2 ;; --iops) IOPS=$2 ;;
 	--out) OUT=$2 ;; --kernel) KERNEL=$2 ;;
 	--keep) KEEP=1; shift; continue ;;
-	-h|--help) sed -n '3,33s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,36s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift 2

@@ -78,7 +78,7 @@ vmlck() { awk '/^VmLck:/ {print $2 * 1024}' /proc/$1/status 2>/dev/null || echo 
 run_one() { # MODE REP
 	local mode=$1 rep=$2 d=$R/$1-$2 svc helper= lockp streamp
 	# MGLRU's own protection of the working set: nothing to run without it
-	[ "$mode" = minttl ] && [ "$LRU" != mglru ] && return 0
+	case $mode in minttl|protminttl) [ "$LRU" != mglru ] && return 0 ;; esac
 	mkdir -p "$d"
 	log "run $LRU $mode $rep"
 	sync; echo 3 >/proc/sys/vm/drop_caches; sleep 1
@@ -93,6 +93,11 @@ run_one() { # MODE REP
 	minttl)
 		# no eviction of what was used in the last second, for
 		# everyone (MGLRU's thrashing protection), before an OOM kill
+		echo 1000 >/sys/kernel/mm/lru_gen/min_ttl_ms ;;
+	protminttl)
+		# both: does keeping the text make kswapd give up on min_ttl
+		# sooner and call the OOM killer?
+		echo max >$CG/bench/memory.exec_protect
 		echo 1000 >/sys/kernel/mm/lru_gen/min_ttl_ms ;;
 	lock|lockpin|auto)
 		local conf=/run/eg/execguard.conf

@@ -36,6 +36,20 @@ finish() {
 	exit $((failed > 0))
 }
 
+# The guest's own view (vm-run.sh, hide-host-state.sh): before a test
+# puts anything there, none of the paths it owns holds anything of the
+# host's, whatever the host has (an administrator's policy, podman's
+# storage, the package). Call first.
+check_own_view() {
+	local p seen=
+	for p in /etc/execguard.conf /etc/execguard.d /var/lib/execguard /var/lib/containers \
+		/etc/containers/storage.conf /run/containers; do
+		[ -e "$p" ] && seen="$seen $p"
+	done
+	dpkg-query -W execguard > /dev/null 2>&1 && seen="$seen dpkg:execguard"
+	check "the guest's own view: nothing of the host's in the paths the test owns${seen:+ (seen:$seen)}" test -z "$seen"
+}
+
 # A podman container under systemd, from an image made here, offline (a
 # busybox-static root file system, podman import): podman_start sets
 # ctr_pid, ctr_cgroup (of its process: machine.slice/libpod-ID.scope/

@@ -39,12 +39,19 @@ finish() {
 # The guest's own view (vm-run.sh, hide-host-state.sh): before a test
 # puts anything there, none of the paths it owns holds anything of the
 # host's, whatever the host has (an administrator's policy, podman's
-# storage, the package). Call first.
+# storage, the package). Call first. Podman's storage holds only what
+# systemd-tmpfiles made at boot (podman.conf: storage/tmp).
 check_own_view() {
 	local p seen=
-	for p in /etc/execguard.conf /etc/execguard.d /var/lib/execguard /var/lib/containers \
+	for p in /etc/execguard.conf /etc/execguard.d /var/lib/execguard \
 		/etc/containers/storage.conf /run/containers; do
 		[ -e "$p" ] && seen="$seen $p"
+	done
+	for p in /var/lib/containers/* /var/lib/containers/storage/*; do
+		case $p in
+		/var/lib/containers/storage | /var/lib/containers/storage/tmp) ;;
+		*) [ -e "$p" ] && seen="$seen $p" ;;
+		esac
 	done
 	dpkg-query -W execguard > /dev/null 2>&1 && seen="$seen dpkg:execguard"
 	check "the guest's own view: nothing of the host's in the paths the test owns${seen:+ (seen:$seen)}" test -z "$seen"

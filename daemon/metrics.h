@@ -31,6 +31,10 @@ struct metrics_unit {
 	 * exec_protect_kept; has_bound false without the kernel patch. */
 	bool has_bound, bound_max;
 	uint64_t bound, kept;
+	/* Kubernetes' label names, for a unit that is a container or pod
+	 * (container-names.h, and the names its annotations gave): NULL or ""
+	 * leaves the label out. */
+	const char *namespace_, *pod, *pod_uid, *container;
 };
 
 struct metrics_daemon {

@@ -157,7 +157,7 @@ int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *un
 
 	if (n) {
 		family(f, "execguard_unit_protected", "gauge",
-		       "1 when the unit's text is protected now; reason (what asks for it): policy, drop-in, auto or default.");
+		       "1 when the unit's text is protected now; reason (what asks for it): policy, drop-in, annotation, auto or default.");
 		for (size_t i = 0; i < n; i++) {
 			unit_labels(f, "execguard_unit_protected", &units[i]);
 			fputs(",reason=\"", f);

@@ -15,7 +15,8 @@
 struct metrics_unit {
 	const char *unit;
 	/* What asks for protection (ListUnitsEx): "policy" (a [Rule]),
-	 * "drop-in" (a unit's [X-ExecGuard] section), "auto" (Protect=auto
+	 * "drop-in" (a unit's [X-ExecGuard] section), "annotation" (a
+	 * container's io.execguard.protect), "auto" (Protect=auto
 	 * decided, or watches it), "default". */
 	const char *reason;
 	const char *source; /* the rule's name or the unit file; "" unknown */

@@ -123,6 +123,27 @@ out=$(state "$id_a" "$pa" lots | "$HOOK" 2>&1) || fail "the hook failed on a bad
 grep -q "expected yes, no, max or a size" <<<"$out" || fail "no reason for a bad value: $out"
 pass "a bad state or value is refused with a reason; the hook exits 0"
 
+# A pod's container on kubelet's cgroupfs driver: no systemd unit, and
+# explain names the container and the pod instead (issue 30).
+uid=8c1e7a52-9d0b-4f3e-a1b2-$(printf %012d $$)
+K=$S/kubepods/burstable/pod$uid/$id_b
+mkdir -p "$CG2/$K" || fail "cannot create $CG2/$K"
+run_in "$K" sleep 600
+pk=$LAST_PID
+wait_until 10 grep -q "$K" "/proc/$pk/cgroup" || fail "pid $pk not in $K"
+out=$(ctl explain "$pk" 2>&1) || fail "explain failed: $out"
+grep -q "not in a systemd unit" <<<"$out" && fail "explain says only 'not in a systemd unit': $out"
+grep -q "^  container: *kubernetes ${id_b:0:12}, pod $uid (burstable)" <<<"$out" ||
+	fail "explain does not name the pod's container: $out"
+out=$(ctl --json explain "$pk") || fail "explain --json failed"
+python3 -c '
+import json, sys
+c = json.load(sys.stdin)["container"]
+assert c["runtime"] == "kubernetes" and c["pod_uid"] == sys.argv[1] and c["qos"] == "burstable", c' "$uid" <<<"$out" ||
+	fail "explain --json: $out"
+pass "explain names a kubepods container and its pod ($uid, burstable)"
+kill_own "$pk"
+
 # No daemon: the hook says so and exits 0; with --required, 1.
 stop_daemon || fail "daemon exit status $?"
 t0=$(date +%s%N)

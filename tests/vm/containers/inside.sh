@@ -111,7 +111,7 @@ say "$hdr"
 for c in egc-protected egc-plain; do
 	[ "$c" = egc-protected ] && s=$scope_p || s=$scope_u
 	reqs=$(pm logs "$c" 2>/dev/null | awk '$1 == "requests" {r=$2} END{print r+0}')
-	printf -v row '%-28s %14s %16s %12s' "$c (${s:22:12})" "$(value "$s")" "$(stat_of "$s" pgmajfault_exec)" "$reqs"
+	printf -v row '%-28s %14s %16s %12s' "$c (${s:18:12})" "$(value "$s")" "$(stat_of "$s" pgmajfault_exec)" "$reqs"
 	say "$row"
 done
 p=$(($(stat_of "$scope_p" pgmajfault_exec) - p0))

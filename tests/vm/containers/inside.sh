@@ -5,6 +5,7 @@
 set -u
 stage=${1:?}
 seconds=${2:-30}
+backend=${3:-kernel}
 slow=1
 . "$stage/lib-inside.sh"
 MID_HOOK=f2411b4e0566495687cce3f1055f14ad
@@ -14,7 +15,7 @@ cp -a "$stage/root/." /
 # No rule for containers (the host's /etc shows through the overlay):
 # only the annotation may protect one.
 rm -f /etc/execguard.d/*.conf
-printf '[Daemon]\nBackend=kernel\n' > /etc/execguard.conf
+printf '[Daemon]\nBackend=%s\n' "$backend" > /etc/execguard.conf
 # podman's own storage, not the host's (vfs: the VM's root is an overlay)
 pm() { podman --root /var/tmp/egc-storage --runroot /run/egc-run --storage-driver vfs "$@"; }
 
@@ -59,10 +60,25 @@ scope_p=/egc.slice/libpod-$idp.scope
 scope_u=/egc.slice/libpod-$idu.scope
 value() { cat "/sys/fs/cgroup$1/memory.exec_protect" 2>/dev/null || echo missing; }
 value_is() { [ "$(value "$1")" = "$2" ]; }
-wait_for 60 value_is "$scope_p" max
-check "memory.exec_protect=max on the annotated container's scope $scope_p" value_is "$scope_p" max
-check "memory.exec_protect=max on egc.slice (its ancestor)" value_is /egc.slice max
-check "memory.exec_protect=0 on its twin's scope" value_is "$scope_u" 0
+# unit_json UNIT FIELD: FIELD of UNIT's row in execguardctl --json status
+unit_json() {
+	execguardctl --json status | python3 -c '
+import json, sys
+for u in json.load(sys.stdin)["units"]:
+    if u["unit"] == sys.argv[1]:
+        print(u[sys.argv[2]])' "$1" "$2"
+}
+locked_some() { [ "$(unit_json "libpod-$idp.scope" locked_bytes)" -gt 0 ] 2>/dev/null; }
+if [ "$backend" = kernel ]; then
+	wait_for 60 value_is "$scope_p" max
+	check "memory.exec_protect=max on the annotated container's scope $scope_p" value_is "$scope_p" max
+	check "memory.exec_protect=max on egc.slice (its ancestor)" value_is /egc.slice max
+	check "memory.exec_protect=0 on its twin's scope" value_is "$scope_u" 0
+else
+	wait_for 120 locked_some
+	check "the lock backend locks the annotated container's text ($(unit_json "libpod-$idp.scope" locked_bytes) bytes)" locked_some
+	check "and not its twin's" test -z "$(unit_json "libpod-$idu.scope" protected | grep -i true)"
+fi
 
 # The hook's and the daemon's journal lines (MESSAGE_ID and fields).
 hook_said() { # RESULT ID
@@ -105,7 +121,7 @@ say "metrics: $m"
 check "execguardctl metrics: a container label" grep -q "container=\"${idp:0:12}\"" <<<"$m"
 
 say ""
-say "== $seconds s of streaming reads through egc.slice (MemoryMax=96M), two podman containers with 48 MiB of text each"
+say "== $seconds s of streaming reads through egc.slice (MemoryMax=96M), two podman containers with 48 MiB of text each, backend $backend"
 printf -v hdr '%-28s %14s %16s %12s' container exec_protect pgmajfault_exec requests
 say "$hdr"
 for c in egc-protected egc-plain; do

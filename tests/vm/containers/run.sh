@@ -8,12 +8,16 @@
 # no rule for either (inside.sh). Prints their text major faults side by
 # side, as the demo does, and checks that with the daemon stopped the
 # hook lets an annotated container start.
-# Usage: tests/vm/containers/run.sh BUILD-DIR [SECONDS]
+# Usage: tests/vm/containers/run.sh [--lock] BUILD-DIR [SECONDS]
+#   --lock  the lock backend instead of the kernel's memory.exec_protect
+#           (the patched kernel still counts the text faults)
 # The kernel is $EXECGUARD_BZIMAGE or what kernel/build.sh prints.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 repo=$(cd "$here/../../.." && pwd)
-build=${1:?usage: $0 BUILD-DIR [SECONDS]}
+backend=kernel
+[ "${1:-}" = --lock ] && { backend=lock; shift; }
+build=${1:?usage: $0 [--lock] BUILD-DIR [SECONDS]}
 seconds=${2:-30}
 
 command -v qemu-system-x86_64 >/dev/null || { echo "SKIP: qemu-system-x86_64 not installed"; exit 77; }
@@ -36,7 +40,7 @@ cp "$here/inside.sh" "$repo/tests/vm/e2e/lib-inside.sh" "$stage/"
 start=$(date +%s)
 rc=0
 "$repo/tests/vm/vm-run.sh" --kernel "$bzimage" --mode systemd --mem 1G --disk 768M --timeout 1500 \
-	--log "$stage/console.log" --quiet -- bash "$stage/inside.sh" "$stage" "$seconds" || rc=$?
+	--log "$stage/console.log" --quiet -- bash "$stage/inside.sh" "$stage" "$seconds" "$backend" || rc=$?
 sed -n 's/^E2E: //p' "$stage/console.log"
 echo "VM run: $(($(date +%s) - start)) s, exit $rc"
 [ $rc = 0 ] || { echo "console log (last 40 lines):"; tail -n 40 "$stage/console.log"; }

@@ -518,6 +518,8 @@ int containers_load(struct containers *c, const struct daemon_settings *d)
 		}
 		if (add(c, e, &why) >= 0)
 			n++;
+		else /* its container is gone (or cannot be watched): not kept */
+			unlinkat(c->state_fd, de->d_name, 0);
 	}
 	closedir(dir);
 	if (n)

@@ -229,6 +229,19 @@ static void test_table(void)
 	ce = containers_lookup(c, &p.daemon, SCOPE);
 	CHECK(ce && streq(ce->name, "web") && streq(ce->request, "64M"));
 
+	/* a record of a container whose cgroup is gone: dropped at load */
+	containers_free(c);
+	{
+		int fd = openat(sfd, "containers/c-0000000000000001", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		const char *rec = "cgroup=/machine.slice/gone.scope\nrequest=yes\n";
+
+		CHECK(fd >= 0 && write(fd, rec, strlen(rec)) == (ssize_t)strlen(rec));
+		close(fd);
+	}
+	CHECK_EQ_INT(containers_new(e, root, rfd, sfd, on_decide, NULL, &c), 0);
+	CHECK_EQ_INT(containers_load(c, &p.daemon), 1);
+	CHECK(faccessat(sfd, "containers/c-0000000000000001", F_OK, 0) < 0);
+
 	/* the cgroup empties: forgotten, record removed */
 	put(rfd, SCOPE "/cgroup.events" + 1, "populated 0\nfrozen 0\n");
 	run_loop_once(e);

@@ -30,8 +30,9 @@
 #   /var/lib/execguard (prewarm records), an administrator's unit files,
 #   drop-ins and enablement links named execguard* in /etc/systemd/system
 #   (also [X-ExecGuard] drop-ins named execguard.conf of other units), a
-#   meson install under /usr/local, the D-Bus policy in /etc, the metrics
-#   file, the OCI hooks, deb-systemd-helper's memory of the units;
+#   meson install under /usr/local (the OCI hook in libexec too), the
+#   D-Bus policy in /etc, the metrics file, an administrator's OCI hook
+#   files in /etc, deb-systemd-helper's memory of the units;
 # - the execguard package in dpkg's database: its record in
 #   /var/lib/dpkg/status (UPPER gets a copy without it), its files in
 #   /var/lib/dpkg/info and every file (not directory) it lists;
@@ -50,6 +51,7 @@ HIDE_HOST_PATHS='
 /usr/local/lib/systemd/system/execguard*
 /usr/local/bin/execguard*
 /usr/local/sbin/execguard*
+/usr/local/libexec/execguard
 /etc/dbus-1/system.d/org.execguard.*
 /var/lib/prometheus/node-exporter/execguard.prom
 /etc/containers/oci/hooks.d/*execguard*

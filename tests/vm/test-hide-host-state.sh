@@ -35,7 +35,8 @@ make_host() {
 	mkdir -p "$L"/{etc/execguard.d,etc/containers,etc/systemd/system/multi-user.target.wants} \
 		"$L"/etc/systemd/system/execguardd.service.d \
 		"$L"/usr/{sbin,lib/systemd/system} "$L"/var/lib/{dpkg/info,containers/storage/overlay/l,containers/storage/libpod} \
-		"$L"/var/lib/execguard "$L"/root/.config/containers "$L"/srv/log/journal/0123 "$L"/srv/data
+		"$L"/var/lib/execguard "$L"/root/.config/containers "$L"/srv/log/journal/0123 "$L"/srv/data \
+		"$L"/usr/local/libexec/execguard "$L"/etc/containers/oci/hooks.d
 	ln -s usr/lib "$L/lib"
 	ln -s usr/sbin "$L/sbin"
 	ln -s /srv/log "$L/var/log" # absolute: inside the host's root, not ours
@@ -47,6 +48,9 @@ make_host() {
 	ln -s /lib/systemd/system/ssh.service "$L/etc/systemd/system/multi-user.target.wants/ssh.service"
 	echo 'driver = "overlay"' >"$L/etc/containers/storage.conf"
 	echo '{}' >"$L/etc/containers/policy.json"
+	echo elf >"$L/usr/local/libexec/execguard/execguard-oci-hook"
+	echo '{}' >"$L/etc/containers/oci/hooks.d/50-execguard.json"
+	echo '{}' >"$L/etc/containers/oci/hooks.d/other.json"
 	echo unit >"$L/usr/lib/systemd/system/execguardd.service"
 	echo unit >"$L/usr/lib/systemd/system/ssh.service"
 	echo elf >"$L/usr/sbin/execguardd"
@@ -86,7 +90,8 @@ EOF
 }
 
 # What must be a whiteout in the upper layer, and only these.
-expected_whiteouts='/etc/containers/storage.conf
+expected_whiteouts='/etc/containers/oci/hooks.d/50-execguard.json
+/etc/containers/storage.conf
 /etc/execguard.conf
 /etc/execguard.d
 /etc/systemd/system/execguardd.service.d
@@ -94,6 +99,7 @@ expected_whiteouts='/etc/containers/storage.conf
 /root/.config/containers
 /srv/log/journal
 /usr/lib/systemd/system/execguardd.service
+/usr/local/libexec/execguard
 /usr/sbin/execguardd
 /var/lib/containers
 /var/lib/dpkg/info/execguard.conffiles
@@ -151,7 +157,8 @@ for shell in "${shells[@]}"; do
 		done
 		check "merged ($shell): none of the hidden paths there${seen:+ (seen:$seen)}" test -z "$seen"
 		missing=
-		for p in /etc/hostname /etc/containers/policy.json /lib/systemd/system/ssh.service /sbin/sshd \
+		for p in /etc/hostname /etc/containers/policy.json /etc/containers/oci/hooks.d/other.json \
+			/lib/systemd/system/ssh.service /sbin/sshd \
 			/etc/systemd/system/multi-user.target.wants/ssh.service /root/.bashrc /srv/data/keep \
 			/var/lib/dpkg/info/zzz.list /var/log /var/lib/dpkg/info/zzz.list; do
 			[ -e "$M$p" ] || [ -L "$M$p" ] || missing="$missing $p"

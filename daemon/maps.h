@@ -69,7 +69,9 @@ void exec_mappings_select_images(struct exec_mappings *m);
  * proc_pid_fd: PROCMAP_QUERY when the kernel has it, else the text. If
  * use_query is non-NULL it caches whether the ioctl works. */
 int maps_read(int proc_pid_fd, bool *use_query, struct exec_mappings *out);
-/* The same, selecting as sel says; entries in address order. */
+/* The same, selecting as sel says; entries in address order. The ioctl
+ * serves MAPS_EXEC only (cheaper than the text there, dearer for whole
+ * images); *use_query is left as it is for the others. */
 int maps_read_select(int proc_pid_fd, bool *use_query, enum maps_select sel, struct exec_mappings *out);
 
 /* A mapped file as maps shows it: for a file on a stacking file system

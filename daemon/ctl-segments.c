@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <json-c/json.h>
 #include <stdio.h>
 #include <systemd/sd-bus.h>
 #include <unistd.h>
@@ -13,6 +14,17 @@
 #include "util.h"
 
 enum { SEG_OK = 0, SEG_FAILED = 1, SEG_USAGE = 2 };
+
+/* "execguardctl: unit U: WHAT" and systemd's message, or the errno's. */
+static void bus_error(const char *unit, const char *what, const sd_bus_error *e, int r)
+{
+	if (e->message) {
+		fprintf(stderr, "execguardctl: unit %s: %s%s\n", unit, what, e->message);
+	} else {
+		errno = -r;
+		fprintf(stderr, "execguardctl: unit %s: %s%m\n", unit, what);
+	}
+}
 
 /* The unit's cgroup as systemd has it (its ControlGroup property). */
 static int unit_cgroup(const char *unit, char **ret)
@@ -34,7 +46,7 @@ static int unit_cgroup(const char *unit, char **ret)
 	r = sd_bus_call_method(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
 			       "org.freedesktop.systemd1.Manager", "GetUnit", &e, &reply, "s", unit);
 	if (r < 0) {
-		fprintf(stderr, "execguardctl: unit %s: %s\n", unit, e.message ? e.message : strerror(-r));
+		bus_error(unit, "", &e, r);
 		sd_bus_error_free(&e);
 		return r;
 	}
@@ -42,7 +54,7 @@ static int unit_cgroup(const char *unit, char **ret)
 	if (r >= 0)
 		r = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", path, iface, "ControlGroup", &e, ret);
 	if (r < 0)
-		fprintf(stderr, "execguardctl: unit %s: no cgroup: %s\n", unit, e.message ? e.message : strerror(-r));
+		bus_error(unit, "no cgroup: ", &e, r);
 	sd_bus_error_free(&e);
 	sd_bus_message_unref(reply);
 	if (r >= 0 && (!*ret || !**ret)) {
@@ -63,7 +75,8 @@ static int open_cgroup(const char *root, const char *cgroup, int *ret)
 	if (!root) {
 		r = cgroup2_find_mount(NULL, &found);
 		if (r < 0) {
-			fprintf(stderr, "execguardctl: no cgroup2 mount found (use --cgroup-root=): %s\n", strerror(-r));
+			errno = -r;
+			fprintf(stderr, "execguardctl: no cgroup2 mount found (use --cgroup-root=): %m\n");
 			return r;
 		}
 		root = found;
@@ -76,13 +89,13 @@ static int open_cgroup(const char *root, const char *cgroup, int *ret)
 	rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rfd < 0) {
 		r = -errno;
-		fprintf(stderr, "execguardctl: %s: %s\n", root, strerror(errno));
+		fprintf(stderr, "execguardctl: %s: %m\n", root);
 		return r;
 	}
 	fd = *rel ? openat(rfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : fcntl(rfd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0) {
 		r = -errno;
-		fprintf(stderr, "execguardctl: cgroup %s under %s: %s\n", cgroup, root, strerror(errno));
+		fprintf(stderr, "execguardctl: cgroup %s under %s: %m\n", cgroup, root);
 		return r;
 	}
 	*ret = fd;
@@ -127,7 +140,8 @@ static int collect_pids(const struct segments_args *a, char **ret_cgroup, pid_t 
 		return r;
 	r = seg_cgroup_pids(fd, pids, n);
 	if (r < 0) {
-		fprintf(stderr, "execguardctl: cannot list the processes of %s: %s\n", cg, strerror(-r));
+		errno = -r;
+		fprintf(stderr, "execguardctl: cannot list the processes of %s: %m\n", cg);
 		return r;
 	}
 	*ret_cgroup = TAKE_PTR(cg);
@@ -136,82 +150,103 @@ static int collect_pids(const struct segments_args *a, char **ret_cgroup, pid_t 
 
 /* Output. */
 
-static void json_str(const char *s)
-{
-	int err = 0;
-	_cleanup_free_ char *esc = s ? utf8_escape_invalid(s, &err) : NULL;
-	const unsigned char *p = (const unsigned char *)(esc ? esc : strempty(s));
+static const char *const perm_names[8] = { "---", "--x", "-w-", "-wx", "r--", "r-x", "rw-", "rwx" };
 
-	if (!s) {
-		fputs("null", stdout);
-		return;
-	}
-	putchar('"');
-	for (; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	putchar('"');
+/* Names are bytes; JSON strings are UTF-8: \\xNN for what is not. */
+static struct json_object *json_str(const char *s)
+{
+	int err;
+	_cleanup_free_ char *e = s ? utf8_escape_invalid_text(s, &err) : NULL;
+
+	return s ? json_object_new_string(e ?: s) : NULL;
 }
 
-static void print_json(const struct segments_args *a, const char *cgroup, const pid_t *pids, size_t n_pids,
-		       const struct seg_files *f, size_t page_size)
+static struct json_object *errno_str(int r)
 {
-	static const char *const names[8] = { "---", "--x", "-w-", "-wx", "r--", "r-x", "rw-", "rwx" };
-	struct seg_totals t;
+	char buf[128];
 
-	printf("{\"unit\":");
-	json_str(a->target && cgroup ? a->target : NULL);
-	printf(",\"cgroup\":");
-	json_str(cgroup);
-	printf(",\"page_size\":%zu,\"pids\":[", page_size);
-	for (size_t i = 0; i < n_pids; i++)
-		printf("%s%d", i ? "," : "", (int)pids[i]);
-	printf("],\"files\":[");
-	for (size_t i = 0; i < f->n; i++) {
-		const struct seg_file *s = &f->items[i];
+	errno = -r;
+	snprintf(buf, sizeof(buf), "%m");
+	return json_object_new_string(buf);
+}
 
-		printf("%s{\"path\":", i ? "," : "");
-		json_str(s->path);
-		printf(",\"device\":\"%u:%u\",\"inode\":%" PRIu64 ",\"executable\":%s,\"named\":%s,\"processes\":%zu",
-		       s->dev_major, s->dev_minor, s->inode, s->executable ? "true" : "false",
-		       s->named ? "true" : "false", s->n_pids);
-		if (!s->measured) {
-			printf(",\"error\":");
-			json_str(s->error_what);
-			printf(",\"errno\":");
-			json_str(strerror(-s->error));
-			printf("}");
-			continue;
-		}
-		printf(",\"error\":null,\"file_size\":%" PRIu64 ",\"size\":%" PRIu64 ",\"resident\":%" PRIu64
-		       ",\"elf\":%s,\"segments\":[",
-		       s->file_size, s->size, s->resident, s->elf == 0 ? "true" : "false");
-		for (size_t k = 0; k < s->n_segments; k++) {
-			const struct seg_segment *g = &s->segments[k];
+static struct json_object *json_file(const struct seg_file *s)
+{
+	struct json_object *o = json_object_new_object(), *segs;
+	char dev[32];
 
-			printf("%s{\"perms\":\"%s\",\"relro\":%s,\"offset\":%" PRIu64 ",\"size\":%" PRIu64
-			       ",\"resident\":%" PRIu64 "}",
-			       k ? "," : "", names[g->flags & 7], g->relro ? "true" : "false", g->offset, g->size,
-			       g->resident);
-		}
-		printf("]}");
+	snprintf(dev, sizeof(dev), "%u:%u", s->dev_major, s->dev_minor);
+	json_object_object_add(o, "path", json_str(s->path));
+	json_object_object_add(o, "device", json_object_new_string(dev));
+	json_object_object_add(o, "inode", json_object_new_uint64(s->inode));
+	json_object_object_add(o, "executable", json_object_new_boolean(s->executable));
+	json_object_object_add(o, "named", json_object_new_boolean(s->named));
+	json_object_object_add(o, "processes", json_object_new_uint64(s->n_pids));
+	if (!s->measured) {
+		json_object_object_add(o, "error", json_str(s->error_what));
+		json_object_object_add(o, "errno", errno_str(s->error));
+		return o;
 	}
+	json_object_object_add(o, "error", NULL);
+	json_object_object_add(o, "file_size", json_object_new_uint64(s->file_size));
+	json_object_object_add(o, "size", json_object_new_uint64(s->size));
+	json_object_object_add(o, "resident", json_object_new_uint64(s->resident));
+	json_object_object_add(o, "elf", json_object_new_boolean(s->elf == 0));
+	segs = json_object_new_array();
+	for (size_t k = 0; k < s->n_segments; k++) {
+		const struct seg_segment *g = &s->segments[k];
+		struct json_object *so = json_object_new_object();
+
+		json_object_object_add(so, "perms", json_object_new_string(perm_names[g->flags & 7]));
+		json_object_object_add(so, "relro", json_object_new_boolean(g->relro));
+		json_object_object_add(so, "offset", json_object_new_uint64(g->offset));
+		json_object_object_add(so, "size", json_object_new_uint64(g->size));
+		json_object_object_add(so, "resident", json_object_new_uint64(g->resident));
+		json_object_array_add(segs, so);
+	}
+	json_object_object_add(o, "segments", segs);
+	return o;
+}
+
+static int print_json(const struct segments_args *a, const char *cgroup, const pid_t *pids, size_t n_pids,
+		      const struct seg_files *f, size_t page_size)
+{
+	struct json_object *o = json_object_new_object(), *arr, *totals, *by;
+	struct seg_totals t;
+	int r;
+
+	json_object_object_add(o, "unit", json_str(a->target && cgroup ? a->target : NULL));
+	json_object_object_add(o, "cgroup", json_str(cgroup));
+	json_object_object_add(o, "page_size", json_object_new_uint64(page_size));
+	arr = json_object_new_array();
+	for (size_t i = 0; i < n_pids; i++)
+		json_object_array_add(arr, json_object_new_int(pids[i]));
+	json_object_object_add(o, "pids", arr);
+	arr = json_object_new_array();
+	for (size_t i = 0; i < f->n; i++)
+		json_object_array_add(arr, json_file(&f->items[i]));
+	json_object_object_add(o, "files", arr);
 	seg_files_totals(f, &t);
-	printf("],\"totals\":{\"images\":%zu,\"data_files\":%zu,\"errors\":%zu,\"by_perms\":{", t.n_images,
-	       t.n_data, t.n_errors);
-	for (unsigned k = 0, first = 1; k < 8; k++) {
+	totals = json_object_new_object();
+	json_object_object_add(totals, "images", json_object_new_uint64(t.n_images));
+	json_object_object_add(totals, "data_files", json_object_new_uint64(t.n_data));
+	json_object_object_add(totals, "errors", json_object_new_uint64(t.n_errors));
+	by = json_object_new_object();
+	for (unsigned k = 0; k < 8; k++) {
+		struct json_object *p;
+
 		if (!t.size[k])
 			continue;
-		printf("%s\"%s\":{\"size\":%" PRIu64 ",\"resident\":%" PRIu64 "}", first ? "" : ",", names[k],
-		       t.size[k], t.resident[k]);
-		first = 0;
+		p = json_object_new_object();
+		json_object_object_add(p, "size", json_object_new_uint64(t.size[k]));
+		json_object_object_add(p, "resident", json_object_new_uint64(t.resident[k]));
+		json_object_object_add(by, perm_names[k], p);
 	}
-	printf("}}}\n");
+	json_object_object_add(totals, "by_perms", by);
+	json_object_object_add(o, "totals", totals);
+	r = puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return r < 0 || fflush(stdout) != 0 ? SEG_FAILED : SEG_OK;
 }
 
 static unsigned pct(uint64_t part, uint64_t whole)
@@ -221,7 +256,6 @@ static unsigned pct(uint64_t part, uint64_t whole)
 
 static void print_text(const struct seg_files *f)
 {
-	static const char *const names[8] = { "---", "--x", "-w-", "-wx", "r--", "r-x", "rw-", "rwx" };
 	struct seg_totals t;
 	char a[32], b[32];
 
@@ -230,8 +264,9 @@ static void print_text(const struct seg_files *f)
 		const char *kind = s->executable ? "image" : s->named ? "named" : "data";
 
 		if (!s->measured) {
-			printf("%s (%zu processes, %s): not measured: %s: %s\n", s->path, s->n_pids, kind,
-			       strna(s->error_what), strerror(-s->error));
+			errno = -s->error;
+			printf("%s (%zu processes, %s): not measured: %s: %m\n", s->path, s->n_pids, kind,
+			       strna(s->error_what));
 			continue;
 		}
 		format_bytes(a, sizeof(a), s->file_size);
@@ -243,7 +278,7 @@ static void print_text(const struct seg_files *f)
 
 			format_bytes(a, sizeof(a), g->size);
 			format_bytes(b, sizeof(b), g->resident);
-			printf("  %s%-6s offset %#10" PRIx64 " %9s  resident %9s %3u%%\n", names[g->flags & 7],
+			printf("  %s%-6s offset %#10" PRIx64 " %9s  resident %9s %3u%%\n", perm_names[g->flags & 7],
 			       g->relro ? " relro" : "", g->offset, a, b, pct(g->resident, g->size));
 		}
 	}
@@ -254,7 +289,7 @@ static void print_text(const struct seg_files *f)
 			continue;
 		format_bytes(a, sizeof(a), t.size[k]);
 		format_bytes(b, sizeof(b), t.resident[k]);
-		printf("  %s segments: %s, resident %s %u%%\n", names[k], a, b, pct(t.resident[k], t.size[k]));
+		printf("  %s segments: %s, resident %s %u%%\n", perm_names[k], a, b, pct(t.resident[k], t.size[k]));
 	}
 }
 
@@ -304,7 +339,8 @@ int ctl_segments(const struct segments_args *a)
 			r = seg_files_add_process(&f, pids[i], &m);
 			n_read++;
 		} else if (a->target && !cgroup) {
-			fprintf(stderr, "execguardctl: cannot read the mappings of %s: %s\n", name, strerror(-r));
+			errno = -r;
+			fprintf(stderr, "execguardctl: cannot read the mappings of %s: %m\n", name);
 			exec_mappings_clear(&m);
 			free(m.items);
 			return SEG_FAILED;
@@ -321,8 +357,11 @@ int ctl_segments(const struct segments_args *a)
 	for (size_t i = 0; i < a->n_files; i++) {
 		r = seg_files_add_path(&f, a->files[i]);
 		if (r < 0) {
-			fprintf(stderr, "execguardctl: --file=%s: %s\n", a->files[i],
-				r == -EBADF ? "not a regular file" : strerror(-r));
+			errno = -r;
+			if (r == -EBADF)
+				fprintf(stderr, "execguardctl: --file=%s: not a regular file\n", a->files[i]);
+			else
+				fprintf(stderr, "execguardctl: --file=%s: %m\n", a->files[i]);
 			return SEG_FAILED;
 		}
 	}
@@ -330,8 +369,7 @@ int ctl_segments(const struct segments_args *a)
 		seg_file_measure(&f.items[i], proc_fd);
 	seg_files_sort(&f);
 	if (a->json)
-		print_json(a, cgroup, pids, n_pids, &f, ps > 0 ? (size_t)ps : 4096);
-	else
-		print_text(&f);
+		return print_json(a, cgroup, pids, n_pids, &f, ps > 0 ? (size_t)ps : 4096);
+	print_text(&f);
 	return SEG_OK;
 }

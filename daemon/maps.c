@@ -381,7 +381,7 @@ int maps_parse_buffer_select(const char *buf, size_t len, enum maps_select sel, 
 		}
 		p += l + 1;
 	}
-	if (sel == MAPS_IMAGES) {
+	if (sel == MAPS_IMAGES && out->n > first) {
 		/* Only what this call appended. */
 		struct exec_mappings tail = { out->items + first, out->n - first, out->n - first };
 

@@ -274,8 +274,10 @@ int lock_report_files(void *state, struct backend_file_report **ret, size_t *ret
 			.mapped = fs[i].mapped,
 			.resident = fs[i].resident,
 			.locked = fs[i].locked,
-			.state = fs[i].refusal != LOCK_REFUSAL_NONE ? lock_refusal_to_string(fs[i].refusal) :
-								      lock_range_state_to_string(fs[i].state),
+			/* No process maps it: a unit keeps it (LockKeepSec=). */
+			.state = fs[i].refusal != LOCK_REFUSAL_NONE		     ? lock_refusal_to_string(fs[i].refusal) :
+				 fs[i].n_pids == 0 && fs[i].state == LOCK_RANGE_OPEN ? "kept" :
+										       lock_range_state_to_string(fs[i].state),
 		};
 		if (!out[i].path) {
 			backend_file_reports_free(out, i);

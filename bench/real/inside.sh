@@ -127,7 +127,7 @@ reset_knobs() {
 	systemctl set-property --runtime bench.slice MemoryMax=infinity
 }
 stop_all() {
-	systemctl stop bench-client-noop bench-hog bench-stream eg-lock 2>/dev/null
+	systemctl stop bench-hog bench-stream eg-lock 2>/dev/null
 	systemctl reset-failed bench-hog bench-stream eg-lock 2>/dev/null
 	systemctl stop bench-pg bench-nginx bench-cgi 2>/dev/null
 	systemctl reset-failed bench-pg bench-nginx bench-cgi 2>/dev/null
@@ -136,13 +136,19 @@ stop_all() {
 	reset_knobs
 }
 
-# mode_applies MODE: 1 when the mode makes no sense here (skipped, said so)
+# mode_skipped MODE: the mode makes no sense here (min_ttl_ms is MGLRU's;
+# exec_protect needs the patched kernel): skipped, and said so once
 mode_skipped() {
+	local why=
 	case $1 in
-	ttl*|epttl) [ "$LRU" != mglru ] && return 0 ;;
-	ep*) [ -e "$CG/bench.slice/memory.exec_protect" ] || return 0 ;;
+	ttl*|epttl) [ "$LRU" != mglru ] && why="min_ttl_ms is MGLRU's" ;;
 	esac
-	return 1
+	case $1 in
+	ep*) [ -e "$CG/system.slice/memory.exec_protect" ] || why="no memory.exec_protect in this kernel" ;;
+	esac
+	[ -z "$why" ] && return 1
+	grep -qx "$1: $why" "/results/$LRU/skipped" 2>/dev/null || echo "$1: $why" >>"/results/$LRU/skipped"
+	return 0
 }
 
 cell() { # SVC SHAPE MODE REP

@@ -164,9 +164,11 @@ echo
 curl -V | head -n 1
 CGI
 	chmod +x "$IMG/www/req.cgi"
-	local which
+	local which name
 	for which in nginx cgi; do
-		cat >"$IMG/conf/nginx${which#nginx}.conf" <<CONF
+		name=nginx.conf
+		[ "$which" = cgi ] && name=nginx-cgi.conf
+		cat >"$IMG/conf/$name" <<CONF
 user root;
 worker_processes 2;
 pid /run/bench-$which/nginx.pid;

@@ -237,8 +237,7 @@ CONF
 		systemd-run --quiet --unit=eg-lock -p MemoryAccounting=yes -p StandardOutput=file:"$d/daemon.log" \
 			-p StandardError=file:"$d/daemon.log" \
 			"$DAEMON" -c /run/eg-lock.conf --state-dir=/run/execguard --log-target=stderr
-		local i
-		for i in $(seq 100); do grep -q "ready:" "$d/daemon.log" 2>/dev/null && break; sleep 0.2; done
+		for _ in $(seq 100); do grep -q "ready:" "$d/daemon.log" 2>/dev/null && break; sleep 0.2; done
 		grep -q "ready:" "$d/daemon.log" || log "execguardd did not start: $(tail -n 3 "$d/daemon.log")"
 		sleep 3 ;;
 	esac
@@ -262,8 +261,7 @@ CONF
 			-p StandardOutput=file:"$d/hog.out" $B/hog "${hogargs[@]}"
 		systemd-run --quiet --unit=bench-stream --slice="$pslice" -p MemoryAccounting=yes \
 			/bin/sh -c "while :; do cat $S/stream.dat >/dev/null; done"
-		local i
-		for i in $(seq 1500); do
+		for _ in $(seq 1500); do
 			grep -q filled "$d/hog.out" 2>/dev/null && break
 			systemctl is-active --quiet bench-hog || { log "the hog died while filling"; break; }
 			sleep 0.2

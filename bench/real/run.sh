@@ -46,7 +46,7 @@ SERVICES="pgro pgtpcb nginx cgi" SHAPES="moderate severe slice spike"
 MODES="none lowmax low min lock mlockall ttl250 ttl1000 ttl5000 epmax epbound epttl"
 LRUS="classic mglru" REPS=5 REP_FIRST=1 DURATION=30 WARM=10 SETTLE=5
 ROOM_MODERATE=48 ROOM_SEVERE=24 ROOM_SLICE=16 SLICE_HOG=64 SPIKE_AFTER=10 SPIKE_HOLD=5
-MEM=1G BPS=20000000 IOPS=200 BASELINE=1 PREPARE=0 KERNEL=${EXECGUARD_BZIMAGE:-} TAG= OUT= ANALYZE=1
+MEM=1G BPS=20000000 IOPS=200 BASELINE=1 PREPARE=0 KERNEL=${EXECGUARD_BZIMAGE:-} TAG='' OUT='' ANALYZE=1
 CMDLINE=$(printf '%q ' "$0" "$@"); CMDLINE=${CMDLINE% }
 usage() { sed -n '3,42s/^# \{0,1\}//p' "$0"; }
 while [ $# -gt 0 ]; do

@@ -12,6 +12,7 @@ per mode, requests of all runs of a cell pooled). Prints where it wrote.
 """
 import csv
 import glob
+import gzip
 import math
 import os
 import statistics
@@ -32,6 +33,15 @@ SERVICE_NAME = {"pgro": "PostgreSQL select-only", "pgtpcb": "PostgreSQL TPC-B-li
                 "nginx": "nginx static", "cgi": "nginx + fcgiwrap CGI (sh, curl, head per request)"}
 SLOW_MS = 20.0
 HZ = 100.0  # USER_HZ of /proc/stat and /proc/PID/stat
+
+
+def opentext(path):
+    """path, or path.gz as inside.sh leaves the raw data."""
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        return gzip.open(path + ".gz", "rt")
+    if path.endswith(".gz"):
+        return gzip.open(path, "rt")
+    return open(path)
 
 
 def kv(path):
@@ -65,7 +75,7 @@ def requests_of(d, svc):
     out = []
     if svc.startswith("pg"):
         for p in glob.glob(os.path.join(d, "pgbench-*")):
-            with open(p) as f:
+            with opentext(p) as f:
                 for line in f:
                     x = line.split()
                     if len(x) < 6 or x[2] == "skipped":
@@ -75,8 +85,8 @@ def requests_of(d, svc):
                     out.append((end - lat / 1000.0, end, lat))
     else:
         p = os.path.join(d, "access.log")
-        if os.path.exists(p):
-            with open(p) as f:
+        if os.path.exists(p) or os.path.exists(p + ".gz"):
+            with opentext(p) as f:
                 for line in f:
                     x = line.split()
                     if len(x) >= 2:
@@ -91,8 +101,8 @@ def samples_of(d):
     """name -> key -> [(t, value)]"""
     s = defaultdict(lambda: defaultdict(list))
     p = os.path.join(d, "samples")
-    if os.path.exists(p):
-        with open(p) as f:
+    if os.path.exists(p) or os.path.exists(p + ".gz"):
+        with opentext(p) as f:
             for line in f:
                 x = line.split()
                 if len(x) == 4:
@@ -241,9 +251,8 @@ def analyse_run(out, d):
         # v2: the r-x mappings; a kernel with an exec-image counter in
         # memory.stat: what it counts
         held = r["rx_res_mib"]
-        for key in r:
-            if key.startswith("stat_") and "exec" in key and "pg" not in key and "breach" not in key:
-                held = r[key] / 2**20
+        if r.get("stat_exec_protect_kept") is not None:
+            held = r["stat_exec_protect_kept"] / 2**20
     else:
         held = 0.0
     r["held_mib"] = held

@@ -124,15 +124,21 @@ reset_knobs() {
 		[ -e "$c/memory.exec_protect" ] && echo 0 >"$c/memory.exec_protect"
 	done
 	[ -e /sys/kernel/mm/lru_gen/min_ttl_ms ] && echo 0 >/sys/kernel/mm/lru_gen/min_ttl_ms
-	systemctl set-property --runtime bench.slice MemoryMax=infinity
+	[ "$(cat "$CG/bench.slice/memory.max" 2>/dev/null)" = max ] ||
+		systemctl set-property --runtime bench.slice MemoryMax=infinity
 }
 stop_all() {
-	systemctl stop bench-hog bench-stream eg-lock 2>/dev/null
-	systemctl reset-failed bench-hog bench-stream eg-lock 2>/dev/null
-	systemctl stop bench-pg bench-nginx bench-cgi 2>/dev/null
-	systemctl reset-failed bench-pg bench-nginx bench-cgi 2>/dev/null
-	rm -rf /run/systemd/system/bench-*.service.d
-	systemctl daemon-reload
+	local x units=
+	for x in bench-hog bench-stream eg-lock bench-pg bench-nginx bench-cgi; do
+		systemctl -q is-active "$x" && units="$units $x"
+	done
+	# shellcheck disable=SC2086
+	[ -n "$units" ] && systemctl stop $units
+	systemctl reset-failed 2>/dev/null
+	if ls -d /run/systemd/system/bench-*.service.d >/dev/null 2>&1; then
+		rm -rf /run/systemd/system/bench-*.service.d
+		systemctl daemon-reload
+	fi
 	reset_knobs
 }
 
@@ -292,8 +298,11 @@ CONF
 		echo "duration=$DURATION"; echo "sample_ms=$SAMPLE_MS"
 	} >"$d/meta"
 	dmesg | grep -a 'Killed process' | tail -n +$((oom0 + 1)) >"$d/oom-kills"
-	journalctl -u "$u" --no-pager -o short-monotonic --since "@${t_start%.*}" >"$d/journal" 2>/dev/null
+	[ "$(systemctl show -p ActiveState --value "$u")" = active ] ||
+		journalctl -u "$u" --no-pager -o short-monotonic --since "@${t_start%.*}" >"$d/journal" 2>/dev/null
 	stop_all >/dev/null 2>&1
+	# raw data is committed: keep it small
+	gzip -f "$d/samples" "$d"/pgbench-* "$d/access.log" "$d"/warm/pgbench-* "$d/warm/access.log" 2>/dev/null
 	: >"$d/done"
 	log "cell $LRU $svc $shape $mode $rep: done in $(awk -v a="$(now)" -v b="$t_start" 'BEGIN {printf "%.0f", a - b}') s"
 }

@@ -30,7 +30,7 @@ MODE_NAME = {
 SHAPE_ORDER = ["unloaded", "moderate", "severe", "slice", "spike"]
 SERVICE_ORDER = ["pgro", "pgtpcb", "nginx", "cgi"]
 SERVICE_NAME = {"pgro": "PostgreSQL select-only", "pgtpcb": "PostgreSQL TPC-B-like",
-                "nginx": "nginx static", "cgi": "nginx + fcgiwrap CGI (sh, curl, head per request)"}
+                "nginx": "nginx static", "cgi": "nginx + fcgiwrap CGI (sh, openssl, head per request)"}
 SLOW_MS = 20.0
 HZ = 100.0  # USER_HZ of /proc/stat and /proc/PID/stat
 
@@ -353,6 +353,7 @@ def main():
             "refault_file", "held_mib", "img_res_mib", "rx_res_mib", "svc_current_mib", "oom_kills", "svc_died",
             "kswapd_s", "sys_s", "pgscan_direct", "allocstall", "psi_some_ms", "hostload", "spike_max",
             "spike_recover_s", "breached", "exec_protect_bound", "hog_mib", "slicemax_mib", "ws_kb"]
+    keys += sorted({k for r in runs for k in r if k.startswith("stat_")})
     with open(os.path.join(out, "runs.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(keys)

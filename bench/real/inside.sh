@@ -59,7 +59,7 @@ KillSignal=SIGINT
 TimeoutStartSec=600"
 unit bench-nginx "/usr/sbin/nginx -c $S/conf/nginx.conf -g 'daemon off;'" "RuntimeDirectory=bench-nginx"
 # one unit, one cgroup: nginx and fcgiwrap, which forks a shell per
-# request that runs curl -V and head
+# request that runs openssl version and head
 unit bench-cgi "/bin/sh -c '/usr/sbin/fcgiwrap -c 2 -s unix:/run/bench-cgi/fcgi.sock & exec /usr/sbin/nginx -c $S/conf/nginx-cgi.conf -g \"daemon off;\"'" \
 	"RuntimeDirectory=bench-cgi"
 cat >/run/systemd/system/bench.slice <<UNIT

@@ -8,8 +8,8 @@
 # Services: pgro    PostgreSQL 15, pgbench select-only (-S -R rate)
 #           pgtpcb  PostgreSQL 15, pgbench's TPC-B-like script (-R rate)
 #           nginx   nginx 1.22, a static page, wrk (paced by its Lua delay)
-#           cgi     nginx + fcgiwrap: a shell per request that runs curl -V
-#                   and head (processes started per request), wrk
+#           cgi     nginx + fcgiwrap: a shell per request that runs openssl
+#                   version and head (processes started per request), wrk
 # Shapes:   moderate  an anonymous hog (no swap) leaves --room-moderate MiB of
 #                     MemAvailable, machine-wide, plus a page-cache stream
 #           severe    the same with --room-severe MiB
@@ -83,7 +83,7 @@ for l in $LRUS; do case $l in classic|mglru) ;; *) echo "run.sh: unknown LRU $l"
 # bench-only packages (not in tools/deps.sh: no test needs them)
 need=()
 for p in postgresql-15:/usr/lib/postgresql/15/bin/postgres postgresql-client-15:/usr/bin/pgbench \
-	nginx:/usr/sbin/nginx wrk:/usr/bin/wrk fcgiwrap:/usr/sbin/fcgiwrap curl:/usr/bin/curl \
+	nginx:/usr/sbin/nginx wrk:/usr/bin/wrk fcgiwrap:/usr/sbin/fcgiwrap openssl:/usr/bin/openssl \
 	python3-matplotlib:/usr/lib/python3/dist-packages/matplotlib qemu-system-x86:/usr/bin/qemu-system-x86_64 \
 	busybox-static:/bin/busybox; do
 	[ -e "${p#*:}" ] || need+=("${p%%:*}")
@@ -121,7 +121,7 @@ build_image() {
 	"${cc[@]}" -shared -fPIC -o "$IMG/bin/eg-mlockall.so" "$HERE/eg-mlockall.c"
 	# the programs the services run and every library they load
 	local progs=(/usr/lib/postgresql/15/bin/postgres /usr/sbin/nginx /usr/sbin/fcgiwrap /usr/bin/dash
-		/usr/bin/curl /usr/bin/head /usr/bin/cat) f
+		/usr/bin/openssl /usr/bin/head /usr/bin/cat) f
 	{
 		for f in "${progs[@]}"; do
 			readlink -f "$f"
@@ -132,8 +132,8 @@ build_image() {
 		mkdir -p "$IMG/root$(dirname "$f")"; cp -a "$f" "$IMG/root$f"
 	done <"$IMG/files.list"
 	# per-request images of the CGI (nothing maps them between requests)
-	{ echo /usr/bin/dash /usr/bin/curl /usr/bin/head
-	  ldd /usr/bin/curl | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | xargs -r readlink -f; } |
+	{ echo /usr/bin/dash /usr/bin/openssl /usr/bin/head
+	  ldd /usr/bin/openssl | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | xargs -r readlink -f; } |
 		tr '\n' ' ' >"$IMG/perreq.list"
 	# PostgreSQL: a cluster with pgbench's tables (scale 2, ~30 MB)
 	local pg=/usr/lib/postgresql/15/bin
@@ -161,7 +161,7 @@ CONF
 #!/bin/sh
 echo "Content-Type: text/plain"
 echo
-curl -V | head -n 1
+openssl version | head -n 1
 CGI
 	chmod +x "$IMG/www/req.cgi"
 	local which name

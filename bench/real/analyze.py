@@ -542,6 +542,7 @@ def plots(out, cells):
         rows = (len(panels) + cols - 1) // cols
         fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 4.5 * rows), squeeze=False)
         for ax, (shape, lru) in zip(axes.flat, panels):
+            top = 0.5
             series = [("unloaded", cells.get((svc, "unloaded", lru, "none")))]
             series += [(m, cells.get((svc, shape, lru, m))) for m in MODE_ORDER]
             for m, rs in series:
@@ -553,11 +554,12 @@ def plots(out, cells):
                     continue
                 n = len(lats)
                 ys = [(i + 0.5) / n for i in range(n)]
+                top = max(top, ys[-1])
                 ax.plot([max(v, 0.05) for v in lats], ys, label=f"{MODE_NAME.get(m, m)} ({len(rs)})",
                         linestyle="--" if m == "unloaded" else "-", linewidth=1.2)
             ax.set_xscale("log")
             ax.set_yscale("logit")
-            ax.set_ylim(0.5, 0.9999)
+            ax.set_ylim(0.02, top)
             ax.set_xlabel("latency ms")
             ax.set_ylabel("fraction of requests at most")
             ax.set_title(f"{SERVICE_NAME[svc]}: {shape}, {lru}", fontsize=9)

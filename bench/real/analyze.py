@@ -194,8 +194,10 @@ def analyse_run(out, d):
     r = dict(meta)
     r["dir"] = d
     r["requests"] = len(reqs)
-    dur = float(meta.get("duration", t1 - t0)) or 1
-    r["throughput"] = len(reqs) / dur
+    # over the span the requests cover: a client can run past its -T/-d
+    # when the service is slow to answer or to connect
+    span = (reqs[-1][1] - min(q[0] for q in reqs)) if len(reqs) > 1 else 0
+    r["throughput"] = len(reqs) / span if span > 0 else None
     r["p50"] = pct(lats, 50)
     r["p99"] = pct(lats, 99)
     r["p999"] = pct(lats, 99.9)
@@ -214,6 +216,13 @@ def analyse_run(out, d):
     for k in svcs:
         if "exec" in k and k != "pgmajfault_exec":
             r["stat_" + k] = value_at(svcs[k], t1)
+    # what exec_protect kept: it moves with reclaim's laps (and overshoots
+    # while concurrent reclaimers each keep pages), so its median over the
+    # measured phase, and its peak in a column of its own
+    kept = [v for t, v in svcs.get("exec_protect_kept", []) if t0 <= t <= t1]
+    if kept:
+        r["stat_exec_protect_kept"] = statistics.median(kept)
+        r["stat_exec_protect_kept_peak"] = max(kept)
     # OOM kills: the kernel's reports in the guest's log, and memory.events
     kills = int(meta.get("oom_dmesg", 0) or 0)
     ev = 0
@@ -378,8 +387,8 @@ def main():
              f">{SLOW_MS:.0f} ms with an exec fault: slow requests overlapping a 100 ms sample in which the "
              "service's pgmajfault_exec grew. Held: what the mode keeps out of reclaim (memory.low/min: "
              "the service's memory up to the setting; lock: the daemon's VmLck; mlockall: the service's "
-             "VmLck; exec_protect: its r-x resident pages, or the kernel's exec-image counter when "
-             "memory.stat has one). Host load: the host's 1-min load average over the run.\n")
+             "VmLck; exec_protect: the median of memory.stat's exec_protect_kept over the "
+             "measured phase (the peak is in runs.csv), else its r-x resident pages). Host load: the host's 1-min load average over the run.\n")
     for svc in SERVICE_ORDER:
         sk = [k for k in cells if k[0] == svc]
         if not sk:

@@ -34,8 +34,8 @@
 #          [--kernel BZIMAGE] [--tag NAME] [--out DIR] [--no-analyze] [--prepare]
 # --prepare: only build the disk image's tree (services, data, helpers).
 # --quick: one cell (pgro, moderate, none, MGLRU, 1 rep, 20 s) and its
-#   baseline, into bench/real/results/quick, in under 10 minutes on a quiet
-#   host.
+#   baseline, into bench/real/results/quick: meant for under 10 minutes;
+#   it took 14 (the VM 804 s) on the shared host at load 17-23.
 # The kernel is --kernel, else $EXECGUARD_BZIMAGE. Results go to --out
 # (default bench/real/results/TAG, TAG from --tag, default the kernel's
 # release string); analyze.py makes OUT/results.md and OUT/cdf-*.png.

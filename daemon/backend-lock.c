@@ -282,7 +282,7 @@ void plan_and_apply(struct lock_backend *b)
 
 static int do_recheck(struct lock_backend *b)
 {
-	size_t n = lockset_n_ranges(b->ls);
+	size_t n;
 	unsigned stall, window, recover;
 	int r = 0;
 
@@ -313,6 +313,8 @@ static int do_recheck(struct lock_backend *b)
 			  "enough memory for %us: locking text again within the budget", recover);
 		b->ceiling_logged = false;
 	}
+	/* Counted after the expiry above, which removes ranges. */
+	n = lockset_n_ranges(b->ls);
 	for (size_t i = 0; i < n; i++) {
 		int k = scan_range(b, lockset_range(b->ls, i));
 

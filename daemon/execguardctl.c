@@ -750,7 +750,7 @@ static void unit_bound(int cgroup_root_fd, const char *cgroup, struct metrics_un
 	/* Off somewhere up the tree: no bound in force. */
 	u->bound = where ? 0 : bound;
 	u->bound_max = !where && bound == UINT64_MAX;
-	u->kept = read_cgroup_exec_kept(cgroup_root_fd, cgroup);
+	u->kept = read_cgroup_exec_usage(cgroup_root_fd, cgroup);
 }
 
 /* The units' rows; their strings point into the reply, alive until the end. */

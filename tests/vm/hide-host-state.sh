@@ -31,8 +31,11 @@
 #   drop-ins and enablement links named execguard* in /etc/systemd/system
 #   (also [X-ExecGuard] drop-ins named execguard.conf of other units), a
 #   meson install under /usr/local (the OCI hook in libexec too), the
-#   D-Bus policy in /etc, the metrics file, an administrator's OCI hook
-#   files in /etc, deb-systemd-helper's memory of the units;
+#   D-Bus policy in /etc, the metrics file, the OCI hook's hooks.d files
+#   (an administrator's in /etc, a meson install's in /usr/share or
+#   /usr/local/share: podman in the guest reads all three) and the hook
+#   of a meson install with prefix /usr (/usr/libexec/execguard), which
+#   dpkg does not list, deb-systemd-helper's memory of the units;
 # - the execguard package in dpkg's database: its record in
 #   /var/lib/dpkg/status (UPPER gets a copy without it), its files in
 #   /var/lib/dpkg/info and every file (not directory) it lists;
@@ -55,6 +58,9 @@ HIDE_HOST_PATHS='
 /etc/dbus-1/system.d/org.execguard.*
 /var/lib/prometheus/node-exporter/execguard.prom
 /etc/containers/oci/hooks.d/*execguard*
+/usr/share/containers/oci/hooks.d/*execguard*
+/usr/local/share/containers/oci/hooks.d/*execguard*
+/usr/libexec/execguard
 /var/lib/systemd/deb-systemd-helper-enabled/execguard*
 /var/lib/systemd/deb-systemd-helper-enabled/*/execguard*
 /var/lib/systemd/deb-systemd-helper-masked/execguard*

@@ -36,7 +36,8 @@ make_host() {
 		"$L"/etc/systemd/system/execguardd.service.d \
 		"$L"/usr/{sbin,lib/systemd/system} "$L"/var/lib/{dpkg/info,containers/storage/overlay/l,containers/storage/libpod} \
 		"$L"/var/lib/execguard "$L"/root/.config/containers "$L"/srv/log/journal/0123 "$L"/srv/data \
-		"$L"/usr/local/libexec/execguard "$L"/etc/containers/oci/hooks.d
+		"$L"/usr/local/libexec/execguard "$L"/etc/containers/oci/hooks.d \
+		"$L"/usr/share/containers/oci/hooks.d "$L"/usr/libexec/execguard
 	ln -s usr/lib "$L/lib"
 	ln -s usr/sbin "$L/sbin"
 	ln -s /srv/log "$L/var/log" # absolute: inside the host's root, not ours
@@ -51,6 +52,10 @@ make_host() {
 	echo elf >"$L/usr/local/libexec/execguard/execguard-oci-hook"
 	echo '{}' >"$L/etc/containers/oci/hooks.d/50-execguard.json"
 	echo '{}' >"$L/etc/containers/oci/hooks.d/other.json"
+	# a meson install with prefix /usr: not in dpkg's database
+	echo '{}' >"$L/usr/share/containers/oci/hooks.d/execguard.json"
+	echo '{}' >"$L/usr/share/containers/oci/hooks.d/other.json"
+	echo elf >"$L/usr/libexec/execguard/execguard-oci-hook"
 	echo unit >"$L/usr/lib/systemd/system/execguardd.service"
 	echo unit >"$L/usr/lib/systemd/system/ssh.service"
 	echo elf >"$L/usr/sbin/execguardd"
@@ -99,8 +104,10 @@ expected_whiteouts='/etc/containers/oci/hooks.d/50-execguard.json
 /root/.config/containers
 /srv/log/journal
 /usr/lib/systemd/system/execguardd.service
+/usr/libexec/execguard
 /usr/local/libexec/execguard
 /usr/sbin/execguardd
+/usr/share/containers/oci/hooks.d/execguard.json
 /var/lib/containers
 /var/lib/dpkg/info/execguard.conffiles
 /var/lib/dpkg/info/execguard.list
@@ -158,6 +165,7 @@ for shell in "${shells[@]}"; do
 		check "merged ($shell): none of the hidden paths there${seen:+ (seen:$seen)}" test -z "$seen"
 		missing=
 		for p in /etc/hostname /etc/containers/policy.json /etc/containers/oci/hooks.d/other.json \
+			/usr/share/containers/oci/hooks.d/other.json \
 			/lib/systemd/system/ssh.service /sbin/sshd \
 			/etc/systemd/system/multi-user.target.wants/ssh.service /root/.bashrc /srv/data/keep \
 			/var/lib/dpkg/info/zzz.list /var/log /var/lib/dpkg/info/zzz.list; do

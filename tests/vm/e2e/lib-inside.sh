@@ -44,7 +44,9 @@ finish() {
 check_own_view() {
 	local p seen=
 	for p in /etc/execguard.conf /etc/execguard.d /var/lib/execguard \
-		/etc/containers/storage.conf /run/containers; do
+		/etc/containers/storage.conf /run/containers \
+		/etc/containers/oci/hooks.d/*execguard* /usr/share/containers/oci/hooks.d/*execguard* \
+		/usr/local/share/containers/oci/hooks.d/*execguard*; do
 		[ -e "$p" ] && seen="$seen $p"
 	done
 	for p in /var/lib/containers/* /var/lib/containers/storage/*; do

@@ -60,7 +60,7 @@ if [ "${EG_USED_HOST_VIEW:-}" = "" ]; then
 	unshare --mount --propagation private true 2> /dev/null ||
 		skip "cannot make a private mount namespace here (unshare --mount failed)"
 	# Whatever of the fixture the host had before: not ours, left alone.
-	had=$(ls -d "$dropin" /var/lib/containers/storage/libpod 2> /dev/null || true)
+	had=$(ls -d "$dropin" /etc/containers/storage.conf 2> /dev/null || true)
 	state=$(mktemp -d /tmp/execguard-used-host.XXXXXX)
 	trap 'rmdir "$state" 2> /dev/null || true' EXIT
 	rc=0
@@ -70,6 +70,13 @@ if [ "${EG_USED_HOST_VIEW:-}" = "" ]; then
 	[ -e "$dropin" ] && ! grep -qx "$dropin" <<< "$had" && leaked="$leaked $dropin"
 	grep -qs "$marker" /etc/execguard.conf && leaked="$leaked /etc/execguard.conf"
 	[ -e /var/lib/execguard/$marker.service.prewarm ] && leaked="$leaked /var/lib/execguard/$marker.service.prewarm"
+	[ -e /etc/containers/storage.conf ] && ! grep -qx /etc/containers/storage.conf <<< "$had" &&
+		leaked="$leaked /etc/containers/storage.conf"
+	# podman's records of the fixture's image and container, by name
+	for f in /var/lib/containers/storage/overlay-images/images.json \
+		/var/lib/containers/storage/overlay-containers/containers.json; do
+		grep -qs "$marker" "$f" && leaked="$leaked $f"
+	done
 	if [ -n "$leaked" ]; then
 		echo "FAIL: used-host: the fixture is on the host itself:$leaked" >&2
 		exit 1

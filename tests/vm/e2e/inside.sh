@@ -9,6 +9,7 @@ slow=${2:-1}
 . "$(dirname "${BASH_SOURCE[0]}")/lib-inside.sh"
 value() { cat "/sys/fs/cgroup/$1/memory.exec_protect" 2>/dev/null || echo missing; }
 
+check_own_view
 cp -a "$stage/." /
 # Containers, as execguard.conf(5) EXAMPLES has them (the installed example).
 mkdir -p /etc/execguard.d

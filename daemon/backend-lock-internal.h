@@ -10,6 +10,7 @@
 #include <systemd/sd-event.h>
 
 #include "backend.h"
+#include "event-util.h"
 #include "lockset.h"
 #include "meminfo.h"
 #include "psi.h"

@@ -208,8 +208,7 @@ static void arm_watch(struct lock_backend *b)
 		return;
 	}
 	if (sd_event_source_get_enabled(b->watch, &on) >= 0 && on == SD_EVENT_OFF) {
-		(void)sd_event_source_set_time_relative(b->watch, WATCH_USEC);
-		(void)sd_event_source_set_enabled(b->watch, SD_EVENT_ONESHOT);
+		(void)event_timer_set(b->watch, lock_now_usec(b) + WATCH_USEC);
 	}
 }
 

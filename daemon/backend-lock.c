@@ -323,8 +323,7 @@ static void arm_recheck(struct lock_backend *b)
 {
 	if (!b->recheck)
 		return;
-	(void)sd_event_source_set_time_relative(b->recheck, (uint64_t)recheck_sec(&b->settings) * 1000000);
-	(void)sd_event_source_set_enabled(b->recheck, SD_EVENT_ONESHOT);
+	(void)event_timer_set(b->recheck, lock_now_usec(b) + (uint64_t)recheck_sec(&b->settings) * 1000000);
 }
 
 /* Armed only while there is something to look at (or a ceiling to lift):

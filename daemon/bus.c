@@ -5,6 +5,7 @@
 #include <systemd/sd-event.h>
 
 #include "backend.h"
+#include "event-util.h"
 #include "bus-internal.h"
 #include "log.h"
 #include "manager.h"
@@ -311,11 +312,7 @@ static int bus_connect(struct bus *b);
 
 static void arm_retry(struct bus *b)
 {
-	uint64_t now;
-
-	sd_event_now(manager_event(b->m), CLOCK_MONOTONIC, &now);
-	sd_event_source_set_time(b->retry, now + b->retry_usec);
-	sd_event_source_set_enabled(b->retry, SD_EVENT_ONESHOT);
+	(void)event_timer_set(b->retry, event_now(manager_event(b->m)) + b->retry_usec);
 	b->retry_usec = b->retry_usec * 2 > RETRY_MAX_USEC ? RETRY_MAX_USEC : b->retry_usec * 2;
 }
 
@@ -354,7 +351,7 @@ static int on_filter(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 		  "lost the system bus: protection goes on, without the D-Bus interface and new unit lookups; reconnecting");
 	units_set_bus(b->units, NULL);
 	b->dead = TAKE_PTR(b->bus);
-	sd_event_source_set_enabled(b->drop, SD_EVENT_ONESHOT);
+	(void)event_source_enable(b->drop, SD_EVENT_ONESHOT);
 	b->retry_usec = RETRY_MIN_USEC;
 	b->said_absent = true;
 	arm_retry(b);
@@ -429,16 +426,13 @@ int bus_new(struct manager *m, struct units *u, struct bus **ret)
 	b->m = m;
 	b->units = u;
 	b->retry_usec = RETRY_MIN_USEC;
-	r = sd_event_add_time(manager_event(m), &b->retry, CLOCK_MONOTONIC, UINT64_MAX, 100000,
-			      on_retry, b);
+	r = event_add_timer(manager_event(m), &b->retry, "bus-retry", on_retry, b);
 	if (r >= 0)
-		r = sd_event_add_defer(manager_event(m), &b->drop, on_drop, b);
+		r = event_add_defer(manager_event(m), &b->drop, "bus-drop", on_drop, b);
 	if (r < 0) {
 		bus_free(b);
 		return r;
 	}
-	sd_event_source_set_enabled(b->retry, SD_EVENT_OFF);
-	sd_event_source_set_enabled(b->drop, SD_EVENT_OFF);
 	if (bus_connect(b) < 0)
 		arm_retry(b);
 	*ret = b;

@@ -83,7 +83,7 @@ int auto_setup(struct manager *m)
 	r = text_faults_new(m->cgroup_root_fd, m->proc_fd, &m->text_faults);
 	if (r < 0)
 		return log_error_errno(r, "cannot set up the text fault reader: %m");
-	return manager_add_timer(m, &m->auto_timer, "auto-sample", on_auto_timer);
+	return event_add_timer(m->event, &m->auto_timer, "auto-sample", on_auto_timer, m);
 }
 
 void auto_free(struct manager *m)
@@ -110,8 +110,8 @@ static void arm_auto_timer(struct manager *m)
 
 	if (!m->auto_timer || (sd_event_source_get_enabled(m->auto_timer, &on) >= 0 && on != SD_EVENT_OFF))
 		return;
-	(void)manager_timer_set(m, m->auto_timer,
-				manager_now(m) + (uint64_t)m->policy.daemon.auto_interval_sec * 1000000ULL);
+	(void)event_timer_set(m->auto_timer,
+				event_now(m->event) + (uint64_t)m->policy.daemon.auto_interval_sec * 1000000ULL);
 }
 
 static void auto_forget(struct manager *m, const char *unit)
@@ -337,7 +337,7 @@ static uint64_t auto_cost(void *userdata, const char *key)
 	struct manager *m = userdata;
 	struct auto_unit *u = hashmap_get(&m->auto_units, key);
 	_cleanup_free_ pid_t *pids = NULL;
-	uint64_t now = manager_now(m);
+	uint64_t now = event_now(m->event);
 	size_t n;
 
 	if (!u)
@@ -562,7 +562,7 @@ int on_auto_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		log_warning_errno(r, "Protect=auto: cannot decide this round: %m");
 		goto rearm;
 	}
-	r = autoprotect_decide(m->autoprotect, manager_now(m), system_psi, x.units, x.n, auto_cost, m, &d, &n);
+	r = autoprotect_decide(m->autoprotect, event_now(m->event), system_psi, x.units, x.n, auto_cost, m, &d, &n);
 	if (r < 0) {
 		log_warning_errno(r, "Protect=auto: cannot decide this round: %m");
 		goto rearm;
@@ -580,8 +580,8 @@ int on_auto_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		update_status(m, NULL);
 rearm:
 	if (m->auto_units.n_items)
-		(void)manager_timer_set(m, m->auto_timer,
-					manager_now(m) + (uint64_t)m->policy.daemon.auto_interval_sec * 1000000ULL);
+		(void)event_timer_set(m->auto_timer,
+					event_now(m->event) + (uint64_t)m->policy.daemon.auto_interval_sec * 1000000ULL);
 	return 0;
 }
 
@@ -589,7 +589,7 @@ rearm:
 static void format_since(struct manager *m, uint64_t mono_usec, char *buf, size_t size)
 {
 	struct timespec ts;
-	uint64_t now_wall, ago = manager_now(m) - mono_usec;
+	uint64_t now_wall, ago = event_now(m->event) - mono_usec;
 	time_t wall;
 	struct tm tm;
 

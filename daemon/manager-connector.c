@@ -40,7 +40,7 @@ static void connector_reopen(struct manager *m)
 		if (m->cn_reopen_failures++ == 0)
 			log_event(LOG_ERR, MID_CONNECTOR_RETRYING, NULL, "proc connector unavailable: retrying every second; processes started "
 				  "meanwhile are found by the rescan after it is back");
-		(void)manager_timer_set(m, m->cn_retry_timer, manager_now(m) + 1000000);
+		(void)event_timer_set(m->cn_retry_timer, event_now(m->event) + 1000000);
 		return;
 	}
 	if (m->cn_reopen_failures)
@@ -114,7 +114,7 @@ static int arm_batch_timer(struct manager *m)
 
 	if (!usec)
 		return -EINVAL;
-	return manager_timer_set(m, m->cn_batch_timer, manager_now(m) + usec);
+	return event_timer_set(m->cn_batch_timer, event_now(m->event) + usec);
 }
 
 /* While events keep coming, the socket stays unwatched and this timer
@@ -134,7 +134,7 @@ int on_connector_batch(sd_event_source *s, uint64_t usec, void *userdata)
 	if (n < 0)
 		return 0; /* a new socket, watched */
 	if (n == 0 || arm_batch_timer(m) < 0)
-		(void)manager_source_enable(m, m->cn_source, SD_EVENT_ON);
+		(void)event_source_enable(m->cn_source, SD_EVENT_ON);
 	return 0;
 }
 
@@ -154,7 +154,7 @@ static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *user
 	}
 	m->n_connector_wakeups++;
 	if (m->policy.daemon.exec_batch_ms && arm_batch_timer(m) >= 0 &&
-	    manager_source_enable(m, s, SD_EVENT_OFF) >= 0)
+	    event_source_enable(s, SD_EVENT_OFF) >= 0)
 		return 0;
 	/* At once, or no timer: take the events now rather than lose them. */
 	(void)connector_drain(m, fd);

@@ -9,6 +9,7 @@
 #include <systemd/sd-event.h>
 
 #include "backend.h"
+#include "event-util.h"
 #include "hashmap.h"
 #include "look.h"
 #include "manager.h"
@@ -110,19 +111,6 @@ bool look_error_is_transient(int r);
 void report_examine_error(struct manager *m, pid_t pid, int r, const char *tracked_look);
 /* A rescan of /proc shortly: events were lost. */
 void schedule_full_rescan(struct manager *m);
-/* Set a timer source to fire once at usec (CLOCK_MONOTONIC), or switch
- * it off with USEC_OFF. A failure is logged and ends the loop: a daemon
- * whose timer cannot fire stops hearing or deciding, and systemd
- * restarting it is better than a silent gap. */
-#define USEC_OFF UINT64_MAX
-int manager_timer_set(struct manager *m, sd_event_source *s, uint64_t usec);
-/* sd_event_source_set_enabled(), a failure handled as above. */
-int manager_source_enable(struct manager *m, sd_event_source *s, int enabled);
-/* A disabled one-shot CLOCK_MONOTONIC timer named for sd-event's logs. */
-int manager_add_timer(struct manager *m, sd_event_source **ret, const char *name,
-		      sd_event_time_handler_t handler);
-/* The loop's CLOCK_MONOTONIC now, in microseconds. */
-uint64_t manager_now(struct manager *m);
 
 /* manager-connector.c */
 /* A socket, subscribed, watched. Exit events only without pidfds. */

@@ -81,7 +81,7 @@ int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 	if (m->status_dirty)
 		update_status(m, NULL);
-	return manager_timer_set(m, s, usec + STATUS_INTERVAL_USEC);
+	return event_timer_set(s, usec + STATUS_INTERVAL_USEC);
 }
 
 void manager_get_stats(struct manager *m, struct manager_stats *ret)

@@ -145,7 +145,7 @@ uint64_t remap_interval_usec(const struct manager *m)
 /* The later looks' timer (on_remap_timer) runs while anything is tracked. */
 static void arm_remap_timer(struct manager *m)
 {
-	(void)manager_timer_set(m, m->remap_timer, manager_now(m) + remap_interval_usec(m));
+	(void)event_timer_set(m->remap_timer, event_now(m->event) + remap_interval_usec(m));
 }
 
 /* A new entry for a process to protect, pinned by l's pidfd. */
@@ -205,7 +205,7 @@ static void rearm_rescan_timer(struct manager *m)
 	for (size_t i = 0; i < ELEMENTSOF(m->stages); i++)
 		if (m->stages[i].head && m->stages[i].head->due_ns < due)
 			due = m->stages[i].head->due_ns;
-	(void)manager_timer_set(m, m->rescan_timer, due == UINT64_MAX ? USEC_OFF : due / 1000);
+	(void)event_timer_set(m->rescan_timer, due == UINT64_MAX ? USEC_OFF : due / 1000);
 }
 
 /* A later look at a protected process: its libraries are mapped now, or

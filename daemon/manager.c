@@ -294,63 +294,7 @@ void schedule_full_rescan(struct manager *m)
 
 	if (sd_event_source_get_enabled(m->full_rescan_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF)
 		return; /* one is pending; it will see everything */
-	(void)manager_timer_set(m, m->full_rescan_timer, manager_now(m) + RESCAN_DEBOUNCE_USEC);
-}
-
-uint64_t manager_now(struct manager *m)
-{
-	uint64_t now;
-
-	/* Only fails for a clock the loop does not know: not this one. */
-	if (sd_event_now(m->event, CLOCK_MONOTONIC, &now) < 0)
-		now = now_ns() / 1000;
-	return now;
-}
-
-/* A source that cannot be armed or switched leaves the daemon deaf or
- * stuck: say which one, and end the loop with the error. */
-static int source_failed(struct manager *m, sd_event_source *s, int r)
-{
-	const char *name = NULL;
-
-	(void)sd_event_source_get_description(s, &name);
-	log_error_errno(r, "cannot arm event source %s: %m; exiting so that the service manager restarts execguardd",
-			strna(name));
-	(void)sd_event_exit(m->event, r);
-	return r;
-}
-
-int manager_timer_set(struct manager *m, sd_event_source *s, uint64_t usec)
-{
-	int r;
-
-	if (usec == USEC_OFF)
-		r = sd_event_source_set_enabled(s, SD_EVENT_OFF);
-	else if ((r = sd_event_source_set_time(s, usec)) >= 0)
-		r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-	return r < 0 ? source_failed(m, s, r) : 0;
-}
-
-int manager_source_enable(struct manager *m, sd_event_source *s, int enabled)
-{
-	int r = sd_event_source_set_enabled(s, enabled);
-
-	return r < 0 ? source_failed(m, s, r) : 0;
-}
-
-int manager_add_timer(struct manager *m, sd_event_source **ret, const char *name,
-		      sd_event_time_handler_t handler)
-{
-	int r;
-
-	r = sd_event_add_time(m->event, ret, CLOCK_MONOTONIC, UINT64_MAX, 1000, handler, m);
-	if (r < 0)
-		return log_error_errno(r, "cannot add the %s timer: %m", name);
-	(void)sd_event_source_set_description(*ret, name);
-	r = sd_event_source_set_enabled(*ret, SD_EVENT_OFF);
-	if (r < 0)
-		return log_error_errno(r, "cannot set up the %s timer: %m", name);
-	return 0;
+	(void)event_timer_set(m->full_rescan_timer, event_now(m->event) + RESCAN_DEBOUNCE_USEC);
 }
 
 /* Only without pidfds: the exit event can come before the process is
@@ -684,12 +628,12 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 			return log_error_errno(r, "cannot handle %s: %m", signals[i].name);
 		(void)sd_event_source_set_description(m->signal_sources[i], signals[i].name);
 	}
-	if ((r = manager_add_timer(m, &m->rescan_timer, "later-looks", on_rescan_timer)) < 0 ||
-	    (r = manager_add_timer(m, &m->full_rescan_timer, "full-rescan", on_full_rescan)) < 0 ||
-	    (r = manager_add_timer(m, &m->status_timer, "status", on_status_timer)) < 0 ||
-	    (r = manager_add_timer(m, &m->remap_timer, "remap", on_remap_timer)) < 0 ||
-	    (r = manager_add_timer(m, &m->cn_retry_timer, "connector-retry", on_connector_retry)) < 0 ||
-	    (r = manager_add_timer(m, &m->cn_batch_timer, "exec-batch", on_connector_batch)) < 0)
+	if ((r = event_add_timer(m->event, &m->rescan_timer, "later-looks", on_rescan_timer, m)) < 0 ||
+	    (r = event_add_timer(m->event, &m->full_rescan_timer, "full-rescan", on_full_rescan, m)) < 0 ||
+	    (r = event_add_timer(m->event, &m->status_timer, "status", on_status_timer, m)) < 0 ||
+	    (r = event_add_timer(m->event, &m->remap_timer, "remap", on_remap_timer, m)) < 0 ||
+	    (r = event_add_timer(m->event, &m->cn_retry_timer, "connector-retry", on_connector_retry, m)) < 0 ||
+	    (r = event_add_timer(m->event, &m->cn_batch_timer, "exec-batch", on_connector_batch, m)) < 0)
 		return r;
 	/* Sends WATCHDOG=1 at half of WATCHDOG_USEC when that is set. */
 	r = sd_event_set_watchdog(m->event, true);
@@ -833,7 +777,7 @@ int manager_start_events(struct manager *m)
 
 	/* STATUS= once a second when something changed; the remap timer
 	 * runs while anything is tracked (armed by the first one). */
-	r = manager_timer_set(m, m->status_timer, manager_now(m) + STATUS_INTERVAL_USEC);
+	r = event_timer_set(m->status_timer, event_now(m->event) + STATUS_INTERVAL_USEC);
 	if (r < 0)
 		return r;
 	log_info("listening to the proc connector (%s)",

@@ -41,6 +41,7 @@
 #include "maps.h"
 #include "meminfo.h"
 #include "prewarm-record.h"
+#include "event-util.h"
 #include "prewarm.h"
 #include "residency.h"
 #include "util.h"
@@ -521,12 +522,8 @@ static uint64_t record_interval_usec(const struct prewarm *p)
 
 static void arm_record_timer(struct prewarm *p)
 {
-	uint64_t now;
-
-	if (sd_event_now(p->env.event, CLOCK_MONOTONIC, &now) < 0 ||
-	    sd_event_source_set_time(p->record_timer, now + record_interval_usec(p)) < 0 ||
-	    sd_event_source_set_enabled(p->record_timer, p->procs.n_items ? SD_EVENT_ONESHOT : SD_EVENT_OFF) < 0)
-		log_warning("prewarm: cannot arm the record timer; records are written at stops only");
+	(void)event_timer_set(p->record_timer,
+			      p->procs.n_items ? event_now(p->env.event) + record_interval_usec(p) : USEC_OFF);
 }
 
 static int on_record_timer(sd_event_source *s, uint64_t usec, void *userdata)
@@ -819,13 +816,11 @@ static void replay_turn(struct prewarm *p)
 static int on_replay_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct prewarm *p = userdata;
-	uint64_t now;
 
 	(void)usec;
 	replay_turn(p);
-	if (p->jobs && sd_event_now(p->env.event, CLOCK_MONOTONIC, &now) >= 0 &&
-	    sd_event_source_set_time(s, now + CHUNK_DELAY_USEC) >= 0)
-		(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	if (p->jobs)
+		(void)event_timer_set(s, event_now(p->env.event) + CHUNK_DELAY_USEC);
 	return 0;
 }
 
@@ -897,13 +892,8 @@ static int queue_replay(struct prewarm *p, struct pw_unit *u)
 	p->jobs_tail = j;
 	u->queued = true;
 	u->state = "replaying";
-	if (sd_event_source_get_enabled(p->replay_timer, &r) >= 0 && r == SD_EVENT_OFF) {
-		uint64_t now;
-
-		if (sd_event_now(p->env.event, CLOCK_MONOTONIC, &now) >= 0 &&
-		    sd_event_source_set_time(p->replay_timer, now) >= 0)
-			(void)sd_event_source_set_enabled(p->replay_timer, SD_EVENT_ONESHOT);
-	}
+	if (sd_event_source_get_enabled(p->replay_timer, &r) >= 0 && r == SD_EVENT_OFF)
+		(void)event_timer_set(p->replay_timer, event_now(p->env.event));
 	return 1;
 }
 
@@ -1009,7 +999,6 @@ void prewarm_replay_all(struct prewarm *p)
 int prewarm_new(const struct prewarm_env *env, struct prewarm **ret)
 {
 	struct prewarm *p = calloc(1, sizeof(*p));
-	uint64_t now;
 	long page = sysconf(_SC_PAGESIZE);
 	int r;
 
@@ -1029,19 +1018,13 @@ int prewarm_new(const struct prewarm_env *env, struct prewarm **ret)
 	if (residency_mem_total(env->proc_fd, &p->mem_total) < 0)
 		p->mem_total = 0;
 	p->global_left = budget_resolve(&env->settings->prewarm_budget, p->mem_total);
-	r = sd_event_now(env->event, CLOCK_MONOTONIC, &now);
+	r = event_add_timer(env->event, &p->record_timer, "prewarm-record", on_record_timer, p);
 	if (r >= 0)
-		r = sd_event_add_time(env->event, &p->record_timer, CLOCK_MONOTONIC, now, 0, on_record_timer, p);
-	if (r >= 0)
-		r = sd_event_add_time(env->event, &p->replay_timer, CLOCK_MONOTONIC, now, 0, on_replay_timer, p);
+		r = event_add_timer(env->event, &p->replay_timer, "prewarm-replay", on_replay_timer, p);
 	if (r < 0) {
 		prewarm_free(p);
 		return r;
 	}
-	(void)sd_event_source_set_description(p->record_timer, "prewarm-record");
-	(void)sd_event_source_set_description(p->replay_timer, "prewarm-replay");
-	(void)sd_event_source_set_enabled(p->record_timer, SD_EVENT_OFF);
-	(void)sd_event_source_set_enabled(p->replay_timer, SD_EVENT_OFF);
 	*ret = p;
 	return 0;
 }

@@ -2,6 +2,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "event-util.h"
 #include "hashmap.h"
 #include "log.h"
 #include "manager.h"
@@ -101,7 +102,7 @@ static void entry_free(struct unit_entry *e)
 static void schedule_rescan(struct units *u)
 {
 	if (u->rescan)
-		sd_event_source_set_enabled(u->rescan, SD_EVENT_ONESHOT);
+		(void)event_source_enable(u->rescan, SD_EVENT_ONESHOT);
 }
 
 /* Drop every entry. Processes waiting on one are seen again by a rescan. */
@@ -570,13 +571,11 @@ int units_new(struct manager *m, struct units **ret)
 		return -ENOMEM;
 	u->m = m;
 	hashmap_init(&u->cache, hash_string, equal_string);
-	r = sd_event_add_defer(manager_event(m), &u->rescan, on_rescan, u);
+	r = event_add_defer(manager_event(m), &u->rescan, "units-rescan", on_rescan, u);
 	if (r < 0) {
 		units_free(u);
 		return r;
 	}
-	(void)sd_event_source_set_description(u->rescan, "units-rescan");
-	sd_event_source_set_enabled(u->rescan, SD_EVENT_OFF);
 	manager_set_unit_settings(m, units_lookup, u);
 	*ret = u;
 	return 0;

@@ -1,0 +1,22 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# What review found more than once and a compiler does not: an sd-event
+# source armed or switched with its result dropped (a daemon whose timer
+# cannot fire goes deaf without a word: daemon/event-util.h checks it).
+set -u
+SRC=${SRC:?set by meson}
+bad=0
+
+# sd_event_source_set_enabled/time/time_relative/priority with the result
+# unused: at the start of a statement, bare or cast to (void).
+# (Descriptions only name a source for sd-event's debug logs.)
+hits=$(grep -nE '^[[:space:]]*(\(void\) ?)?sd_event_source_set_(enabled|time|time_relative|priority)\(' \
+	"$SRC"/daemon/*.c | grep -v '^.*/event-util\.c:')
+if [ -n "$hits" ]; then
+	echo "FAIL: sd-event source armed or switched without checking the result (use event-util.h):"
+	echo "$hits"
+	bad=1
+fi
+
+[ $bad = 0 ] && echo "PASS: no unchecked sd-event arming"
+exit $bad

@@ -5,11 +5,12 @@
 #include <stdio.h>
 
 #include "backend.h"
-#include "bus-internal.h"
 #include "bus-stats.h"
+#include "bus-status.h"
+#include "bus-strings.h"
 #include "hashmap.h"
 #include "log.h"
-#include "manager.h"
+#include "manager-view.h"
 #include "textfault.h"
 #include "units.h"
 #include "util.h"
@@ -193,7 +194,7 @@ static bool equal_range(const void *a, const void *b)
 
 /* The exec mappings of one process standing for sample s: the first of
  * its kept processes whose smaps can still be read. */
-static int read_sample(struct bus *b, struct groups *gs, const struct exe_sample *s,
+static int read_sample(struct bus_status *b, struct groups *gs, const struct exe_sample *s,
 		       struct text_mappings *tm)
 {
 	for (size_t i = 0; i < s->n_pids_kept && gs->smaps_left; i++) {
@@ -205,7 +206,7 @@ static int read_sample(struct bus *b, struct groups *gs, const struct exe_sample
 }
 
 /* Mapped and resident text of a group from smaps, each file range once. */
-static void smaps_figures(struct bus *b, struct groups *gs, const struct group *g, struct figures *f)
+static void smaps_figures(struct bus_status *b, struct groups *gs, const struct group *g, struct figures *f)
 {
 	struct hashmap seen;
 	struct range_key *keys = NULL;
@@ -257,7 +258,7 @@ static void smaps_figures(struct bus *b, struct groups *gs, const struct group *
 
 /* The figures of a group: the backend's own where it keeps them, else
  * from the processes (sampled, see above). */
-static void group_figures(struct bus *b, struct groups *gs, const struct group *g,
+static void group_figures(struct bus_status *b, struct groups *gs, const struct group *g,
 			  const struct backend_unit_report *rep, struct figures *f, bool text_faults)
 {
 	const char *key = NULL;
@@ -291,7 +292,7 @@ static void group_figures(struct bus *b, struct groups *gs, const struct group *
 
 /* Whether the group is protected now, and the reason in words: the
  * backend's, with the policy that asked for it. */
-static bool group_state(struct bus *b, const struct group *g, const struct backend_unit_report *rep,
+static bool group_state(struct bus_status *b, const struct group *g, const struct backend_unit_report *rep,
 			char *buf, size_t size)
 {
 	if (manager_dry_run(b->m)) {
@@ -315,7 +316,7 @@ static bool group_state(struct bus *b, const struct group *g, const struct backe
 /* Watched units with no process protected: "auto: watched, not
  * protected (N text faults/s ...)". */
 struct auto_rows {
-	struct bus *b;
+	struct bus_status *b;
 	sd_bus_message *reply;
 	struct groups *gs;
 	const char *backend;
@@ -413,7 +414,7 @@ static int append_section_row(const char *unit, const struct rule_settings *s, c
 #define MAX_STATUS_JOBS 16
 
 struct status_job {
-	struct bus *b;
+	struct bus_status *b;
 	sd_bus_message *call;
 	sd_event_source *step;
 	struct groups gs;
@@ -428,7 +429,7 @@ struct status_job {
 
 static void status_job_free(struct status_job *j)
 {
-	struct bus *b = j->b;
+	struct bus_status *b = j->b;
 
 	if (j->linked) {
 		if (j->prev)
@@ -447,7 +448,7 @@ static void status_job_free(struct status_job *j)
 	free(j);
 }
 
-void status_jobs_free(struct bus *b)
+void bus_status_done(struct bus_status *b)
 {
 	while (b->jobs)
 		status_job_free(b->jobs);
@@ -479,7 +480,7 @@ static int on_status_step(sd_event_source *s, void *userdata)
 }
 
 /* Takes j: it is answered now (nothing to read) or later. */
-static int status_job_start(struct bus *b, struct status_job *j)
+static int status_job_start(struct bus_status *b, struct status_job *j)
 {
 	int r;
 
@@ -493,7 +494,7 @@ static int status_job_start(struct bus *b, struct status_job *j)
 		status_job_finish(j, 0);
 		return 1;
 	}
-	r = sd_event_add_defer(manager_event(b->m), &j->step, on_status_step, j);
+	r = sd_event_add_defer(b->event, &j->step, on_status_step, j);
 	if (r >= 0)
 		r = sd_event_source_set_priority(j->step, SD_EVENT_PRIORITY_IDLE);
 	if (r >= 0)
@@ -508,7 +509,7 @@ static int status_job_start(struct bus *b, struct status_job *j)
 
 /* A new job for call, its groups collected; NULL and *ret_r < 0 on
  * failure (too many calls at once: -EBUSY). */
-static struct status_job *status_job_new(struct bus *b, sd_bus_message *call, bool collect, int *ret_r)
+static struct status_job *status_job_new(struct bus_status *b, sd_bus_message *call, bool collect, int *ret_r)
 {
 	struct status_job *j;
 	int r;
@@ -625,7 +626,7 @@ static void units_done(struct status_job *j)
 	free(u);
 }
 
-static int list_units(sd_bus_message *msg, struct bus *b, bool ex, sd_bus_error *error)
+int bus_status_list_units(struct bus_status *b, sd_bus_message *msg, bool ex, sd_bus_error *error)
 {
 	struct status_job *j;
 	struct units_job *u;
@@ -658,16 +659,6 @@ static int list_units(sd_bus_message *msg, struct bus *b, bool ex, sd_bus_error 
 		return r;
 	}
 	return status_job_start(b, j);
-}
-
-int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-	return list_units(msg, userdata, false, error);
-}
-
-int method_list_units_ex(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-	return list_units(msg, userdata, true, error);
 }
 
 /* Libraries: every executable file the protected processes map, the
@@ -849,9 +840,8 @@ static void libs_job_done(struct status_job *j)
 	free(lj);
 }
 
-int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+int bus_status_list_libraries(struct bus_status *b, sd_bus_message *msg, sd_bus_error *error)
 {
-	struct bus *b = userdata;
 	_cleanup_(file_reports_done) struct file_reports fr = { 0 };
 	const struct backend_ops *ops;
 	struct status_job *j;

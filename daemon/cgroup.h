@@ -40,3 +40,8 @@ bool cgroup_next_ancestor(const char *path, size_t *len);
 /* "/a/b/c" -> "a/b/c": a path usable with openat() on the mount fd.
  * Refuses "." and ".." components. */
 int cgroup_relative(const char *cgroup_path, const char **ret);
+
+/* The pids in the cgroup at cgroup_path (from the cgroup2 root fd) and
+ * in its descendants down to 8 levels below, at most max of them, in a
+ * malloc'ed array (NULL when there are none). -ENOENT: no such cgroup. */
+int cgroup_list_pids(int root_fd, const char *cgroup_path, size_t max, pid_t **ret_pids, size_t *ret_n);

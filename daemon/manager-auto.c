@@ -2,10 +2,11 @@
 /* Protect=auto in the manager: the units auto rules match are watched;
  * a timer samples them (and only them): text faults (textfault.h), the
  * system's and the unit's memory PSI; the engine (autoprotect.h)
- * decides; a decision acts by deciding the unit's processes again, so a
- * protection takes the same path as Protect=yes (examine() ->
- * protect_now() -> backend->protect()) and a release the same as a
- * policy that stopped protecting. */
+ * decides; a decision acts by deciding the unit's processes again (the
+ * apply callback the caller passes: manager-decide.c), so a protection
+ * takes the same path as Protect=yes (examine() -> protect_now() ->
+ * backend->protect()) and a release the same as a policy that stopped
+ * protecting. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -15,7 +16,9 @@
 
 #include "autoprotect.h"
 #include "cgroup.h"
-#include "manager-internal.h"
+#include "manager-auto.h"
+#include "manager-tracking.h"
+#include "manager-view.h"
 #include "maps.h"
 #include "psi.h"
 #include "textfault.h"
@@ -83,7 +86,7 @@ int auto_setup(struct manager *m)
 	r = text_faults_new(m->cgroup_root_fd, m->proc_fd, &m->text_faults);
 	if (r < 0)
 		return log_error_errno(r, "cannot set up the text fault reader: %m");
-	return event_add_timer(m->event, &m->auto_timer, "auto-sample", on_auto_timer, m);
+	return 0;
 }
 
 void auto_free(struct manager *m)
@@ -101,7 +104,6 @@ void auto_free(struct manager *m)
 	hashmap_done(&m->auto_units);
 	m->autoprotect = autoprotect_free(m->autoprotect);
 	m->text_faults = text_faults_free(m->text_faults);
-	m->auto_timer = sd_event_source_disable_unref(m->auto_timer);
 }
 
 static void arm_auto_timer(struct manager *m)
@@ -186,66 +188,6 @@ void auto_reload_end(struct manager *m)
 			}
 		}
 	} while (again);
-}
-
-/* Every pid in the cgroup at rel and below, appended to *pids. */
-static int cgroup_pids(int root_fd, const char *rel, unsigned depth, pid_t **pids, size_t *n)
-{
-	_cleanup_free_ char *buf = NULL;
-	char path[4096];
-	size_t len;
-	DIR *d;
-	int fd, r;
-
-	if (depth > 8)
-		return 0; /* a unit's delegated subtree deeper than this is not sampled */
-	if (snprintf(path, sizeof(path), "%s/cgroup.procs", rel) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	r = read_file_at(root_fd, path, 1 << 20, &buf, &len);
-	if (r < 0)
-		return r;
-	for (char *p = buf, *end; p < buf + len; p = end + 1) {
-		long v = strtol(p, &end, 10);
-		pid_t *np;
-
-		if (end == p)
-			break;
-		if (v <= 0)
-			continue;
-		np = realloc(*pids, (*n + 1) * sizeof(pid_t));
-		if (!np)
-			return -ENOMEM;
-		*pids = np;
-		(*pids)[(*n)++] = (pid_t)v;
-	}
-	fd = openat(root_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	for (struct dirent *de; (de = readdir(d));) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", rel, de->d_name) >= (int)sizeof(path))
-			continue;
-		(void)cgroup_pids(root_fd, path, depth + 1, pids, n);
-	}
-	closedir(d);
-	return 0;
-}
-
-static int unit_pids(struct manager *m, const char *cgroup, pid_t **pids, size_t *n)
-{
-	const char *rel;
-
-	*pids = NULL;
-	*n = 0;
-	if (cgroup_relative(cgroup, &rel) < 0)
-		return -EINVAL;
-	return cgroup_pids(m->cgroup_root_fd, rel[0] ? rel : ".", 0, pids, n);
 }
 
 struct range {
@@ -344,7 +286,7 @@ static uint64_t auto_cost(void *userdata, const char *key)
 		return 0;
 	if (u->cost_at_usec && now - u->cost_at_usec < COST_TTL_USEC)
 		return capped(m, &u->settings, u->cost);
-	if (unit_pids(m, u->cgroup, &pids, &n) < 0)
+	if (cgroup_list_pids(m->cgroup_root_fd, u->cgroup, SIZE_MAX, &pids, &n) < 0)
 		return capped(m, &u->settings, u->cost);
 	u->cost = pids_text_bytes(m, pids, n);
 	u->cost_at_usec = now;
@@ -416,44 +358,6 @@ static int explicit_collect(struct manager *m, struct explicit_set *x)
 	return 0;
 }
 
-/* Decide the unit's processes again: the hook in the decision makes
- * them protected (or not) as the engine now says. */
-static void auto_apply(struct manager *m, const struct auto_unit *u)
-{
-	_cleanup_free_ pid_t *pids = NULL;
-	size_t n = 0;
-	int r;
-
-	r = unit_pids(m, u->cgroup, &pids, &n);
-	if (r < 0) {
-		log_debug_errno(r, "Protect=auto: cannot list the processes of %s: %m", u->unit);
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		(void)examine(m, pids[i], 0);
-	/* A release: what the scan did not find (exited meanwhile). */
-	if (!autoprotect_is_protected(m->autoprotect, u->unit)) {
-		struct hashmap_entry *e;
-		bool again;
-
-		do {
-			size_t i = 0;
-
-			again = false;
-			e = NULL;
-			while ((e = hashmap_next(&m->procs, &i, e))) {
-				struct tracked *t = e->value;
-
-				if (t->by_auto && streq_ptr(t->unit ?: t->cgroup, u->unit)) {
-					release_tracked(m, t);
-					again = true;
-					break;
-				}
-			}
-		} while (again);
-	}
-}
-
 static void log_decision(struct manager *m, const struct auto_unit *u, const struct autoprotect_decision *d,
 			 double system_psi)
 {
@@ -501,10 +405,8 @@ static void log_decision(struct manager *m, const struct auto_unit *u, const str
 	}
 }
 
-/* One round: sample the watched units, decide, act. */
-int on_auto_timer(sd_event_source *s, uint64_t usec, void *userdata)
+void auto_round(struct manager *m, auto_apply_fn apply)
 {
-	struct manager *m = userdata;
 	_cleanup_(explicit_set_done) struct explicit_set x = { 0 };
 	const struct autoprotect_decision *d;
 	struct hashmap_entry *e = NULL;
@@ -513,8 +415,6 @@ int on_auto_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	double system_psi = 0;
 	int r;
 
-	(void)s;
-	(void)usec;
 	/* No PSI (CONFIG_PSI off, psi=0): pressure is unknown, counted as none. */
 	if (psi_read_avg10(m->proc_fd, "pressure/memory", PSI_SOME, &system_psi) < 0)
 		system_psi = 0;
@@ -574,15 +474,12 @@ int on_auto_timer(sd_event_source *s, uint64_t usec, void *userdata)
 			continue;
 		log_decision(m, u, &d[k], system_psi);
 		if (d[k].action != AUTOPROTECT_OVER_BUDGET)
-			auto_apply(m, u);
+			apply(m, u->unit, u->cgroup);
 	}
-	if (m->status_dirty)
-		update_status(m, NULL);
 rearm:
 	if (m->auto_units.n_items)
 		(void)event_timer_set(m->auto_timer,
-					event_now(m->event) + (uint64_t)m->policy.daemon.auto_interval_sec * 1000000ULL);
-	return 0;
+				      event_now(m->event) + (uint64_t)m->policy.daemon.auto_interval_sec * 1000000ULL);
 }
 
 /* "protected since 2026-12-02 15:04:05 UTC" from a CLOCK_MONOTONIC time. */

@@ -3,7 +3,8 @@
  * ExecBatchMSec batches, overflows (a rescan follows), and a new socket
  * after an error. cnproc.c speaks the protocol. */
 #include "cnproc.h"
-#include "manager-internal.h"
+#include "manager-connector.h"
+#include "manager-decide.h"
 
 static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *userdata);
 

@@ -6,7 +6,8 @@
 #include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 
-#include "manager-internal.h"
+#include "manager-stats.h"
+#include "manager-view.h"
 
 void record_latency(struct manager *m, uint64_t exec_ts)
 {

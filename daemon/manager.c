@@ -8,12 +8,15 @@
 #include <sys/utsname.h>
 #include <systemd/sd-daemon.h>
 
-#include "caps.h"
-#include "cgroup.h"
 #include "bus.h"
+#include "caps.h"
 #include "cnproc.h"
-#include "manager-internal.h"
-#include "maps.h"
+#include "cgroup.h"
+#include "manager-auto.h"
+#include "manager-connector.h"
+#include "manager-stats.h"
+#include "manager-tracking.h"
+#include "manager.h"
 #include "units.h"
 
 static void log_policy_errors(const struct policy *p, const char *what)
@@ -29,304 +32,6 @@ static void log_policy_errors(const struct policy *p, const char *what)
 	}
 	log_event(LOG_ERR, MID_POLICY_REJECTED, NULL, "%s: %zu error%s in the policy", what,
 		  p->n_errors, p->n_errors == 1 ? "" : "s");
-}
-
-/* Reported once until a process is looked at fine again: an open file
- * limit reached, say, must not fill the journal. */
-void report_examine_error(struct manager *m, pid_t pid, int r, const char *tracked_look)
-{
-	struct log_fields f = LOG_FIELDS_INIT;
-
-	m->n_examine_errors++;
-	if (tracked_look)
-		log_debug_errno(r, "protected pid %d: %s failed: %m; kept", (int)pid, tracked_look);
-	/* Kept apart: a failure that costs a new process its protection is
-	 * other news than one that a protected process survives. */
-	int *last = tracked_look ? &m->last_relook_error : &m->last_examine_error;
-
-	if (*last == r)
-		return;
-	*last = r;
-	f.pid = pid;
-	if (tracked_look)
-		log_event_errno(LOG_ERR, r, MID_LOOK_FAILED_KEPT, &f,
-				"cannot look at pid %d again: %m%s; it stays protected and is looked at again later",
-				(int)pid,
-			  r == -EMFILE ? " (one open file per protected process; raise LimitNOFILE=)" : "");
-	else
-		log_event_errno(LOG_ERR, r, MID_LOOK_FAILED, &f, "cannot look at pid %d: %m%s; not protected%s",
-				(int)pid,
-			  r == -EMFILE ? " (one open file per protected process; raise LimitNOFILE=)" : "",
-			  r == -EMFILE || r == -ENFILE ? ", nor others until files are free again" : "");
-}
-
-/* Only an exit or the policy drops a protection: a look that failed for
- * another reason (EMFILE, ENOMEM, EACCES...) says nothing about the
- * process, which keeps what it had until a later look succeeds. -ENOENT
- * (no cgroup2 path) is a fact about the process, not a failure. */
-bool look_error_is_transient(int r)
-{
-	return r != -ESRCH && r != -ENOENT;
-}
-
-/* The outcome of looking at a process and asking the policy. */
-enum look_outcome {
-	LOOK_DECIDED,	/* d holds the decision (and l the pin when it protects) */
-	LOOK_WAITING,	/* its unit's section is being asked for: decided later */
-	LOOK_FAILED,	/* the error is returned */
-};
-
-/* Look at pid (cgroup, unit), ask the unit's section and the policy;
- * read the executable and pin the process only when a rule may protect
- * it. -errno on failure (-ESRCH: gone). */
-static int look_and_decide(struct manager *m, pid_t pid, uint64_t exec_ts, const struct tracked *t,
-			   struct look *l, struct policy_decision *d, enum look_outcome *ret)
-{
-	struct policy_input in;
-	int r;
-
-	*ret = LOOK_FAILED;
-	r = look_at(m->proc_fd, pid, l);
-	if (r < 0)
-		return r;
-	in = (struct policy_input){ .unit = l->unit, .cgroup = l->cgroup };
-	if (l->unit && m->unit_settings) {
-		int u = m->unit_settings(m->unit_settings_userdata, l->unit, pid, exec_ts, &l->unit_section,
-					 &l->unit_source);
-
-		if (u == UNIT_SETTINGS_PENDING) {
-			*ret = LOOK_WAITING;
-			return 0;
-		}
-		if (u > 0) {
-			in.unit_section = &l->unit_section;
-			in.unit_section_source = l->unit_source;
-		}
-	}
-	/* Most processes are in no cgroup a rule protects: decide those
-	 * without reading their executable or pinning them. Rules that need
-	 * the executable do not match them, and none of them protects. */
-	if (policy_may_protect(&m->policy, &in)) {
-		r = look_at_exe(l);
-		if (r < 0)
-			return r;
-		in.exe = l->exe;
-	}
-	policy_decide(&m->policy, &in, d);
-	/* Protect=auto: watched; protected once the engine says so. */
-	auto_on_decision(m, l->unit, l->cgroup, d);
-	if (d->protect && in.exe) {
-		r = look_pin(l, m->pin_by_proc_dir, t ? t->pidfd : -1);
-		if (r < 0)
-			return r;
-	}
-	*ret = LOOK_DECIDED;
-	return 0;
-}
-
-/* A look failed. Only an exit drops a protected process here; other
- * errors keep it (see look_error_is_transient()). */
-static int look_failed(struct manager *m, pid_t pid, uint64_t exec_ts, struct tracked *t, int r)
-{
-	if (r == -ESRCH) {
-		m->n_gone_early++; /* exited before we looked: normal */
-		if (t)
-			release_tracked(m, t);
-		return 0;
-	}
-	if (t && look_error_is_transient(r)) {
-		report_examine_error(m, pid, r, exec_ts ? "the look at its exec" : "a look");
-		t->seen = true; /* alive as far as we know: not swept */
-		return r;
-	}
-	if (t)
-		release_tracked(m, t);
-	if (r != -ENOENT)
-		report_examine_error(m, pid, r, NULL);
-	return r == -ENOENT ? 0 : r;
-}
-
-static void log_protected(struct manager *m, const struct tracked *t, uint64_t exec_ts, int r)
-{
-	struct log_fields f = LOG_FIELDS_INIT;
-
-	f.unit = t->unit;
-	f.cgroup = t->cgroup;
-	f.exe = t->exe;
-	f.pid = t->pid;
-	f.backend = m->backend_ops->name;
-	f.policy = t->source;
-	f.bytes = (long long)t->exec_bytes;
-	if (exec_ts)
-		f.latency_us = (long long)m->latency_us[(m->n_latency - 1) % LATENCY_SAMPLES];
-	log_event(LOG_INFO, MID_PROCESS_PROTECTED, &f, "%s pid %d (%s) in %s%s%s: policy %s, backend %s%s%s",
-		  m->args.dry_run || m->backend_ops->observe_only ? "would protect" : "protect", (int)t->pid,
-		  t->exe, t->cgroup, t->unit ? ", unit " : "", strempty(t->unit), strna(t->source),
-		  m->backend_ops->name, r < 0 ? ", failed: " : "", r < 0 ? strerror(-r) : "");
-}
-
-int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
-{
-	struct tracked *t = hashmap_get(&m->procs, INT_TO_KEY(pid));
-	_cleanup_(look_done) struct look l = LOOK_INIT;
-	enum look_outcome outcome;
-	struct policy_decision d;
-	bool is_new;
-	int r;
-
-	/* A reused PID: the process we tracked under it is gone, whatever
-	 * order its pidfd and the new exec event come in. */
-	if (t && pin_exited(t->pidfd, m->pin_by_proc_dir)) {
-		release_tracked(m, t);
-		t = NULL;
-	}
-	r = look_and_decide(m, pid, exec_ts, t, &l, &d, &outcome);
-	if (r < 0)
-		return look_failed(m, pid, exec_ts, t, r);
-	if (outcome == LOOK_WAITING) {
-		/* Decided when systemd has answered; a tracked process keeps
-		 * what it has meanwhile (a rescan must not sweep it). */
-		m->n_unit_waits++;
-		if (t)
-			t->seen = true;
-		return 0;
-	}
-	m->n_decisions++;
-	if (!d.protect) {
-		if (t) {
-			struct log_fields f = LOG_FIELDS_INIT;
-
-			f.pid = pid;
-			f.exe = l.exe ?: t->exe;
-			f.cgroup = l.cgroup;
-			f.policy = d.protect_source;
-			log_event(LOG_INFO, MID_PROCESS_RELEASED, &f, "pid %d (%s) no longer protected: %s",
-				  (int)pid, strna(l.exe ?: t->exe), d.protect_source);
-			release_tracked(m, t);
-		}
-		if (exec_ts)
-			record_latency(m, exec_ts);
-		return 0;
-	}
-	/* Looked at fine: the next failure is news. */
-	m->last_examine_error = m->last_relook_error = 0;
-	is_new = !t;
-	if (is_new) {
-		r = track_new(m, pid, &l, &t);
-		if (r < 0)
-			return r;
-	}
-	tracked_update(t, &l, &d);
-	r = protect_now(m, t, &l);
-	/* Followed while the policy says so (a reload may change it). */
-	if (t->settings.prewarm == PREWARM_YES)
-		prewarm_process_start(m->prewarm, pid, l.proc_pid_fd, t->unit ?: t->cgroup, &t->settings);
-	else
-		prewarm_process_end(m->prewarm, pid);
-	m->n_protect_decisions++;
-	if (exec_ts)
-		record_latency(m, exec_ts);
-	if (!is_new && exec_ts == 0)
-		return 0; /* a rescan found it as it was: nothing new to say */
-	log_protected(m, t, exec_ts, r);
-	/* ld.so maps the libraries after exec: look again later. */
-	if (!m->backend_ops->cgroup_only)
-		tracked_queue(m, t, 0, now_ns());
-	return 0;
-}
-
-/* Look at every process: at start, after lost events, after reload. */
-static int scan_all(struct manager *m)
-{
-	struct hashmap_entry *e = NULL;
-	struct tracked *gone[256];
-	size_t i = 0, n_gone;
-	struct dirent *de;
-	DIR *d;
-	int r;
-
-	r = opendir_at(m->proc_fd, &d);
-
-	if (r < 0)
-		return r;
-	while ((e = hashmap_next(&m->procs, &i, e)))
-		((struct tracked *)e->value)->seen = false;
-	while ((de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (*end || pid <= 0)
-			continue;
-		examine(m, (pid_t)pid, 0);
-	}
-	closedir(d);
-	/* Tracked but not seen: exited while events were lost. */
-	do {
-		n_gone = 0;
-		i = 0;
-		e = NULL;
-		while (n_gone < ELEMENTSOF(gone) && (e = hashmap_next(&m->procs, &i, e)))
-			if (!((struct tracked *)e->value)->seen)
-				gone[n_gone++] = e->value;
-		for (size_t k = 0; k < n_gone; k++)
-			release_tracked(m, gone[k]);
-	} while (n_gone == ELEMENTSOF(gone));
-	m->n_full_rescans++;
-	return 0;
-}
-
-static int on_full_rescan(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct manager *m = userdata;
-
-	(void)s;
-	(void)usec;
-	scan_all(m);
-	log_event(LOG_NOTICE, MID_RESCANNED, NULL,
-		  "rescanned /proc after lost connector events (%llu overflows so far)",
-		  (unsigned long long)m->n_overflows);
-	return 0;
-}
-
-void schedule_full_rescan(struct manager *m)
-{
-	int enabled = SD_EVENT_OFF;
-
-	if (sd_event_source_get_enabled(m->full_rescan_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF)
-		return; /* one is pending; it will see everything */
-	(void)event_timer_set(m->full_rescan_timer, event_now(m->event) + RESCAN_DEBOUNCE_USEC);
-}
-
-/* Only without pidfds: the exit event can come before the process is
- * reaped, so what is not gone yet is looked at again shortly. */
-static void handle_exit(struct manager *m, const struct cnproc_event *ev)
-{
-	struct tracked *t;
-
-	if (!m->pin_by_proc_dir)
-		return; /* the pidfd tells */
-	t = hashmap_get(&m->procs, INT_TO_KEY(ev->tgid));
-	if (!t)
-		return;
-	if (pin_exited(t->pidfd, m->pin_by_proc_dir))
-		release_tracked(m, t);
-	else
-		tracked_queue(m, t, 0, now_ns());
-}
-
-void manager_process_events(struct manager *m, const struct cnproc_event *ev, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (ev[i].type == CNPROC_EXEC) {
-			m->n_exec++;
-			examine(m, ev[i].tgid, ev[i].timestamp_ns);
-		} else if (ev[i].type == CNPROC_EXIT) {
-			m->n_exit++;
-			handle_exit(m, &ev[i]);
-		} else if (ev[i].type == CNPROC_ACK && ev[i].err) {
-			log_warning_errno((int)ev[i].err, "proc connector refused the subscription: %m");
-		}
-	}
 }
 
 static int load_policy_into(struct manager *m, struct policy *p)
@@ -421,121 +126,6 @@ void manager_set_unit_settings(struct manager *m, unit_settings_fn fn, void *use
 	m->unit_settings_userdata = userdata;
 }
 
-sd_event *manager_event(struct manager *m)
-{
-	return m->event;
-}
-
-int manager_cgroup_root_fd(struct manager *m)
-{
-	return m->cgroup_root_fd;
-}
-
-int manager_proc_fd(struct manager *m)
-{
-	return m->proc_fd;
-}
-
-struct text_faults *manager_text_faults(struct manager *m)
-{
-	return m->text_faults;
-}
-
-const struct policy *manager_policy(struct manager *m)
-{
-	return &m->policy;
-}
-
-const struct backend_ops *manager_backend(struct manager *m, void **ret_state)
-{
-	if (ret_state)
-		*ret_state = m->backend;
-	return m->backend_ops;
-}
-
-bool manager_dry_run(const struct manager *m)
-{
-	return m->args.dry_run;
-}
-
-int manager_foreach_process(struct manager *m, manager_process_fn fn, void *userdata)
-{
-	struct hashmap_entry *e = NULL;
-	size_t i = 0;
-
-	while ((e = hashmap_next(&m->procs, &i, e))) {
-		const struct tracked *t = e->value;
-		struct manager_process_info p = {
-			.pid = t->pid,
-			.exe = t->exe,
-			.cgroup = t->cgroup,
-			.unit = t->unit,
-			.source = t->source,
-			.source_kind = t->source_kind,
-			.exec_bytes = t->exec_bytes,
-		};
-		int r = fn(&p, userdata);
-
-		if (r != 0)
-			return r;
-	}
-	return 0;
-}
-
-int manager_explain(struct manager *m, pid_t pid, struct manager_explanation *ret)
-{
-	struct look l;
-	struct policy_input in;
-	int r;
-
-	*ret = (struct manager_explanation){ .pid = pid };
-	r = look_at(m->proc_fd, pid, &l);
-	if (r == 0)
-		r = look_at_exe(&l);
-	if (r < 0) {
-		look_done(&l);
-		return r;
-	}
-	if (m->systemd) {
-		_cleanup_free_ char *sd_unit = NULL;
-
-		/* Decisions take the unit from the cgroup path; a person asking
-		 * why should hear if systemd sees it otherwise. */
-		if (cgroup_unit_of(pid, l.cgroup, true, &sd_unit) >= 0 && !streq_ptr(sd_unit, l.unit))
-			log_warning("pid %d: systemd puts it in unit %s, its cgroup path %s says %s; "
-				    "decisions use the path",
-				    (int)pid, sd_unit, l.cgroup, strna(l.unit));
-	}
-	in = (struct policy_input){ .unit = l.unit, .cgroup = l.cgroup, .exe = l.exe };
-	if (l.unit && m->unit_settings) {
-		r = m->unit_settings(m->unit_settings_userdata, l.unit, 0, 0, &ret->unit_section,
-				     &ret->unit_section_source);
-		if (r > 0 && r != UNIT_SETTINGS_PENDING)
-			in.unit_section = &ret->unit_section;
-		ret->unit_section_pending = r == UNIT_SETTINGS_PENDING;
-	}
-	in.unit_section_source = ret->unit_section_source;
-	policy_decide(&m->policy, &in, &ret->decision);
-	/* Protect=auto: what the engine decided is the decision. */
-	if (ret->decision.watch &&
-	    manager_auto_describe(m, l.unit ?: l.cgroup, ret->auto_state, sizeof(ret->auto_state)) > 0)
-		ret->decision.protect = true;
-	ret->tracked = hashmap_get(&m->procs, INT_TO_KEY(pid)) != NULL;
-	ret->exe = TAKE_PTR(l.exe);
-	ret->cgroup = TAKE_PTR(l.cgroup);
-	ret->unit = TAKE_PTR(l.unit);
-	look_done(&l);
-	return 0;
-}
-
-void manager_explanation_done(struct manager_explanation *e)
-{
-	free(e->exe);
-	free(e->cgroup);
-	free(e->unit);
-	free(e->unit_section_source);
-}
-
 static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct manager *m = userdata;
@@ -544,6 +134,38 @@ static int on_terminate(sd_event_source *s, const struct signalfd_siginfo *si, v
 	log_info("received %s, stopping", strsignal((int)si->ssi_signo));
 	sd_notify(false, "STOPPING=1\nSTATUS=stopping");
 	return sd_event_exit(m->event, 0);
+}
+
+/* The later looks that are due; a process found moved is decided again. */
+static int on_later_looks(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)s;
+	(void)usec;
+	tracking_run_due(userdata, examine);
+	return 0;
+}
+
+static int on_remap_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)s;
+	(void)usec;
+	tracking_remap_round(userdata, examine);
+	return 0;
+}
+
+static int on_auto_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)s;
+	(void)usec;
+	auto_round(userdata, decide_unit_again);
+	return 0;
+}
+
+static int on_units_rescan(sd_event_source *s, void *userdata)
+{
+	(void)s;
+	manager_rescan(userdata);
+	return 0;
 }
 
 /* One pidfd per protected process: the soft limit (1024 under systemd)
@@ -628,12 +250,14 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 			return log_error_errno(r, "cannot handle %s: %m", signals[i].name);
 		(void)sd_event_source_set_description(m->signal_sources[i], signals[i].name);
 	}
-	if ((r = event_add_timer(m->event, &m->rescan_timer, "later-looks", on_rescan_timer, m)) < 0 ||
+	if ((r = event_add_timer(m->event, &m->rescan_timer, "later-looks", on_later_looks, m)) < 0 ||
 	    (r = event_add_timer(m->event, &m->full_rescan_timer, "full-rescan", on_full_rescan, m)) < 0 ||
 	    (r = event_add_timer(m->event, &m->status_timer, "status", on_status_timer, m)) < 0 ||
 	    (r = event_add_timer(m->event, &m->remap_timer, "remap", on_remap_timer, m)) < 0 ||
 	    (r = event_add_timer(m->event, &m->cn_retry_timer, "connector-retry", on_connector_retry, m)) < 0 ||
-	    (r = event_add_timer(m->event, &m->cn_batch_timer, "exec-batch", on_connector_batch, m)) < 0)
+	    (r = event_add_timer(m->event, &m->cn_batch_timer, "exec-batch", on_connector_batch, m)) < 0 ||
+	    (r = event_add_timer(m->event, &m->auto_timer, "auto-sample", on_auto_timer, m)) < 0 ||
+	    (r = event_add_defer(m->event, &m->units_rescan, "units-rescan", on_units_rescan, m)) < 0)
 		return r;
 	/* Sends WATCHDOG=1 at half of WATCHDOG_USEC when that is set. */
 	r = sd_event_set_watchdog(m->event, true);
@@ -709,12 +333,50 @@ int manager_pick_backend(struct manager *m)
 	return 0;
 }
 
+/* The unit lookup's answers: the processes that waited are decided. */
+static void on_unit_answered(void *userdata, const char *unit, const struct unit_waiter *w, size_t n)
+{
+	(void)unit;
+	for (size_t i = 0; i < n; i++)
+		manager_decide_pid(userdata, w[i].pid, w[i].exec_ts);
+}
+
+static void on_units_rescan_request(void *userdata)
+{
+	struct manager *m = userdata;
+
+	(void)event_source_enable(m->units_rescan, SD_EVENT_ONESHOT);
+}
+
+/* The Reload method: unit files may have changed too, read them again
+ * with the rest. */
+static int on_bus_reload(void *userdata, struct policy *ret_rejected)
+{
+	struct manager *m = userdata;
+
+	units_flush(m->units);
+	return manager_reload(m, ret_rejected);
+}
+
+static void on_bus_connected(void *userdata, sd_bus *bus)
+{
+	struct manager *m = userdata;
+	int r = units_set_bus(m->units, bus);
+
+	if (r < 0)
+		log_warning_errno(r, "cannot watch systemd on the bus: %m");
+}
+
 int manager_start_bus(struct manager *m)
 {
-	int r = units_new(m, &m->units);
+	static const struct units_callbacks ucb = { on_unit_answered, on_units_rescan_request };
+	static const struct bus_control ctl = { on_bus_reload, on_bus_connected };
+	int r = units_new(&ucb, m, &m->units);
 
-	if (r >= 0)
-		r = bus_new(m, m->units, &m->bus);
+	if (r >= 0) {
+		manager_set_unit_settings(m, units_lookup, m->units);
+		r = bus_new(m, m->units, &ctl, m, &m->bus);
+	}
 	if (r < 0)
 		return log_error_errno(r, "cannot set up the D-Bus interface: %m");
 	return 0;
@@ -748,11 +410,6 @@ int manager_start_prewarm(struct manager *m)
 	if (r < 0)
 		log_warning_errno(r, "prewarm is off: %m");
 	return 0;
-}
-
-struct prewarm *manager_prewarm(struct manager *m)
-{
-	return m->prewarm;
 }
 
 int manager_start_events(struct manager *m)
@@ -865,6 +522,8 @@ struct manager *manager_free(struct manager *m)
 		m->backend_ops->destroy(m->backend);
 	auto_free(m);
 	hashmap_done(&m->procs);
+	sd_event_source_unref(m->auto_timer);
+	sd_event_source_unref(m->units_rescan);
 	sd_event_source_unref(m->cn_source);
 	sd_event_source_unref(m->cn_retry_timer);
 	sd_event_source_unref(m->cn_batch_timer);

@@ -2,10 +2,8 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
-#include "event-util.h"
 #include "hashmap.h"
 #include "log.h"
-#include "manager.h"
 #include "units.h"
 #include "util.h"
 
@@ -22,11 +20,6 @@
 #define WAITERS_MAX 4096
 /* systemd may be slow under load; only this unit's decisions wait. */
 #define LOOKUP_TIMEOUT_USEC (10 * 1000000ULL)
-
-struct unit_waiter {
-	pid_t pid;
-	uint64_t exec_ts;
-};
 
 struct unit_entry {
 	struct units *u;
@@ -49,10 +42,10 @@ struct unit_entry {
 };
 
 struct units {
-	struct manager *m;
+	struct units_callbacks cb;
+	void *userdata;
 	sd_bus *bus;
 	sd_bus_slot *reloading_slot, *owner_slot;
-	sd_event_source *rescan;
 	struct hashmap cache; /* name -> struct unit_entry */
 	bool systemd;	      /* org.freedesktop.systemd1 is on the bus */
 	bool said_absent;
@@ -101,8 +94,7 @@ static void entry_free(struct unit_entry *e)
 
 static void schedule_rescan(struct units *u)
 {
-	if (u->rescan)
-		(void)event_source_enable(u->rescan, SD_EVENT_ONESHOT);
+	u->cb.rescan(u->userdata);
 }
 
 /* Drop every entry. Processes waiting on one are seen again by a rescan. */
@@ -148,15 +140,6 @@ void units_flush(struct units *u)
 		}
 		ue->stale = true;
 	}
-}
-
-static int on_rescan(sd_event_source *s, void *userdata)
-{
-	struct units *u = userdata;
-
-	(void)s;
-	manager_rescan(u->m);
-	return 0;
 }
 
 static void set_systemd(struct units *u, bool present)
@@ -271,7 +254,7 @@ static bool error_means_no_unit(const sd_bus_error *e)
 static void entry_complete(struct unit_entry *e)
 {
 	struct units *u = e->u;
-	_cleanup_free_ char *source = NULL;
+	_cleanup_free_ char *source = NULL, *name = NULL;
 	_cleanup_free_ const char **order = NULL;
 	struct rule_settings s = { .protect = -1 };
 	struct unit_waiter *waiters;
@@ -342,9 +325,13 @@ decide:
 	lost = e->waiters_lost;
 	e->n_waiters = 0;
 	e->waiters_lost = false;
-	/* Deciding may look this very unit up again (found known now). */
-	for (size_t i = 0; i < n_waiters; i++)
-		manager_decide_pid(u->m, waiters[i].pid, waiters[i].exec_ts);
+	/* Deciding may look this very unit up again (found known now), and
+	 * a full cache drops every entry, this one too: the name is copied. */
+	name = strdup(e->name);
+	if (name)
+		u->cb.answered(u->userdata, name, waiters, n_waiters);
+	else
+		lost = true;
 	free(waiters);
 	if (lost)
 		schedule_rescan(u);
@@ -562,21 +549,15 @@ int units_foreach_section(struct units *u, units_section_fn fn, void *userdata)
 	return 0;
 }
 
-int units_new(struct manager *m, struct units **ret)
+int units_new(const struct units_callbacks *cb, void *userdata, struct units **ret)
 {
 	struct units *u = calloc(1, sizeof(*u));
-	int r;
 
 	if (!u)
 		return -ENOMEM;
-	u->m = m;
+	u->cb = *cb;
+	u->userdata = userdata;
 	hashmap_init(&u->cache, hash_string, equal_string);
-	r = event_add_defer(manager_event(m), &u->rescan, "units-rescan", on_rescan, u);
-	if (r < 0) {
-		units_free(u);
-		return r;
-	}
-	manager_set_unit_settings(m, units_lookup, u);
 	*ret = u;
 	return 0;
 }
@@ -585,7 +566,6 @@ struct units *units_free(struct units *u)
 {
 	if (!u)
 		return NULL;
-	u->rescan = sd_event_source_disable_unref(u->rescan);
 	units_set_bus(u, NULL);
 	units_drop_all(u);
 	hashmap_done(&u->cache);

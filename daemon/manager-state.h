@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The manager's state and what its parts share: manager.c decides
- * (look, policy, act) and runs the start steps, manager-connector.c
- * takes exec events from the proc connector, manager-tracking.c keeps
- * the protected processes and their later looks, manager-stats.c counts
- * and reports. Nothing outside these files includes this header. */
+/* The manager's state, which manager.c owns and its parts share:
+ * manager-decide.c decides (look, policy, act), manager-tracking.c keeps
+ * the protected processes and their later looks, manager-connector.c
+ * takes exec events from the proc connector, manager-auto.c runs
+ * Protect=auto, manager-stats.c counts and reports, manager-view.c is
+ * what the D-Bus interface reads. A part never calls manager.c: what it
+ * needs is passed in, and manager.c's event handlers call down into the
+ * parts. Nothing outside these files includes this header. */
 #pragma once
 
 #include <systemd/sd-event.h>
@@ -11,10 +14,24 @@
 #include "backend.h"
 #include "event-util.h"
 #include "hashmap.h"
+#include "log.h"
 #include "look.h"
-#include "manager.h"
+#include "policy.h"
 #include "prewarm.h"
+#include "units.h"
 #include "util.h"
+
+struct manager_args {
+	const char *config_file;
+	const char *dropin_dir;
+	const char *cgroup_root;   /* NULL: find the cgroup2 mount */
+	const char *proc_root;	   /* normally "/proc" */
+	const char *state_dir;	   /* what must outlive a crash; NULL: none */
+	const char *prewarm_dir;   /* prewarm records; NULL: no prewarm */
+	int backend_override;	   /* -1 or an enum backend_choice */
+	bool dry_run;
+	int receive_buffer;	   /* 0: from policy */
+};
 
 #define RX_BUFFER_SIZE (64 * 1024)
 #define MAX_EVENTS_PER_DATAGRAM 64
@@ -55,6 +72,7 @@ struct manager {
 	sd_event_source *cn_retry_timer; /* reopening the connector after an error */
 	sd_event_source *cn_batch_timer; /* ExecBatchMSec: gathering exec events */
 	sd_event_source *remap_timer;	 /* new mappings of long-running processes */
+	sd_event_source *units_rescan;	 /* the unit lookup asked for a rescan */
 	size_t remap_cursor;
 	int cn_fd;
 	int cn_reopen_failures;
@@ -101,50 +119,3 @@ struct manager {
 	uint64_t n_latency;
 	uint8_t rx[RX_BUFFER_SIZE];
 };
-
-/* manager.c */
-/* Decide about one process and act on the decision. exec_ts is the
- * kernel's exec timestamp, 0 when found by a scan. */
-int examine(struct manager *m, pid_t pid, uint64_t exec_ts);
-/* Only an exit or the policy drops a protection (see manager.c). */
-bool look_error_is_transient(int r);
-void report_examine_error(struct manager *m, pid_t pid, int r, const char *tracked_look);
-/* A rescan of /proc shortly: events were lost. */
-void schedule_full_rescan(struct manager *m);
-
-/* manager-connector.c */
-/* A socket, subscribed, watched. Exit events only without pidfds. */
-int connector_open(struct manager *m);
-int on_connector_retry(sd_event_source *s, uint64_t usec, void *userdata);
-int on_connector_batch(sd_event_source *s, uint64_t usec, void *userdata);
-
-/* manager-tracking.c */
-int track_new(struct manager *m, pid_t pid, struct look *l, struct tracked **ret);
-void tracked_update(struct tracked *t, struct look *l, const struct policy_decision *d);
-void tracked_queue(struct manager *m, struct tracked *t, unsigned stage, uint64_t base_ns);
-void tracked_unqueue(struct manager *m, struct tracked *t);
-void tracked_free(struct manager *m, struct tracked *t);
-void release_tracked(struct manager *m, struct tracked *t);
-int protect_now(struct manager *m, struct tracked *t, struct look *l);
-uint64_t remap_interval_usec(const struct manager *m);
-int on_remap_timer(sd_event_source *s, uint64_t usec, void *userdata);
-int on_rescan_timer(sd_event_source *s, uint64_t usec, void *userdata);
-
-/* manager-auto.c */
-int auto_setup(struct manager *m);
-void auto_free(struct manager *m);
-/* After the policy decided about a process of unit (NULL: outside units,
- * keyed by its cgroup): watch the unit when the decision says auto, and
- * protect it when the engine has decided so. */
-void auto_on_decision(struct manager *m, const char *unit, const char *cgroup, struct policy_decision *d);
-/* Around a reload's scan: units no rule says auto for are forgotten. */
-void auto_reload_begin(struct manager *m);
-void auto_reload_end(struct manager *m);
-int on_auto_timer(sd_event_source *s, uint64_t usec, void *userdata);
-
-/* manager-stats.c */
-void record_latency(struct manager *m, uint64_t exec_ts);
-void log_stats(struct manager *m, const char *when);
-void update_status(struct manager *m, const char *prefix);
-int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata);
-int on_stats(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);

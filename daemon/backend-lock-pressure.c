@@ -10,7 +10,7 @@
  * high, and then the locks are what keeps text from being thrashed. */
 #include <stdio.h>
 
-#include "backend-lock-internal.h"
+#include "backend-lock-state.h"
 #include "log.h"
 
 void pressure_params(const struct daemon_settings *s, unsigned *stall, unsigned *window,

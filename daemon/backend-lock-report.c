@@ -6,41 +6,10 @@
 #include <stdio.h>
 #include <sys/sysmacros.h>
 
-#include "backend-lock-internal.h"
+#include "backend-lock-state.h"
 #include "backend-lock.h"
 #include "hashmap.h"
 #include "log.h"
-
-/* Report each refused range once per reason. */
-void report_refusals(struct lock_backend *b)
-{
-	size_t n = lockset_n_ranges(b->ls);
-
-	for (size_t i = 0; i < n; i++) {
-		struct lock_range *r = lockset_range(b->ls, i);
-		struct log_fields f = LOG_FIELDS_INIT;
-		char res[32];
-
-		if (r->state != LOCK_RANGE_OPEN || r->admitted || (r->refusals_reported & (1u << r->refusal)) ||
-		    r->refusal == LOCK_REFUSAL_NONE || r->refusal == LOCK_REFUSAL_ERROR)
-			continue;
-		/* Once per range and reason, not at each flip of a range that
-		 * hovers at the edge of the budget. */
-		r->refusals_reported |= 1u << r->refusal;
-		if (r->refusal == LOCK_REFUSAL_PRESSURE)
-			continue; /* the pressure message says it for all */
-		f.backend = "lock";
-		f.exe = r->path;
-		f.bytes = (long long)((uint64_t)r->n_resident * b->page_size);
-		if (r->n_units == 1)
-			f.unit = r->units[0].unit->name;
-		format_bytes(res, sizeof(res), (uint64_t)r->n_resident * b->page_size);
-		log_event(LOG_NOTICE, r->refusal == LOCK_REFUSAL_UNIT ? MID_LOCK_UNIT_REFUSED : MID_LOCK_REFUSED, &f,
-			  "not locking %s (%s resident, mapped by %zu units, %zu processes): %s full",
-			  r->path, res, r->n_units, r->n_pids,
-			  r->refusal == LOCK_REFUSAL_UNIT ? "unit budget" : "global budget");
-	}
-}
 
 void log_summary(struct lock_backend *b, bool force)
 {

@@ -10,10 +10,12 @@
  * used page of a unit adds one to its heat, so the pages used longest
  * (from the start on) are the hottest.
  *
- * Records: one file per unit in the record directory, written atomically
- * (a temporary file, fsync, rename, fsync of the directory) every
- * PrewarmRecordSec= when something new was seen, at the unit's last exit
- * and when the daemon stops.
+ * Records: one file per unit in the record directory, replaced whole (a
+ * temporary file renamed over it) every PrewarmRecordSec= when something
+ * new was seen, after the unit's last exit (from a source of its own at
+ * idle priority: the exit is seen on the exec path, which never writes a
+ * record) and when the daemon stops. Not fsync'ed: a record is a cache,
+ * and one torn by a power loss is refused by the parser and dropped.
  *
  * Replay: when a unit's first process starts, and for every record when
  * the daemon starts, the record is read, each file opened by path
@@ -77,6 +79,7 @@ struct pw_unit {
 	bool dirty;	    /* seen something since the record was written */
 	bool sampled;	    /* its current run was sampled at least once */
 	bool queued;	    /* a replay is queued or running */
+	bool stop_due;	    /* its last process ended: the record of the run is to be written */
 	const char *state;
 	struct prewarm_unit_report fig;
 };
@@ -107,6 +110,7 @@ struct prewarm {
 	struct hashmap units; /* key -> pw_unit */
 	struct hashmap procs; /* pid -> pw_proc */
 	sd_event_source *record_timer, *replay_timer;
+	sd_event_source *stopped; /* writes the records of units that stopped */
 	struct pw_job *jobs, *jobs_tail;
 	uint64_t global_left; /* of PrewarmBudget= for the replays queued together */
 	uint64_t page_size, mem_total;
@@ -368,8 +372,9 @@ static int unit_to_record(struct prewarm *p, struct pw_unit *u, struct prewarm_r
 	return 0;
 }
 
-/* Write text as the record name: a temporary file, fsync, rename, and
- * the directory synced so that the rename outlives a crash. */
+/* Write text as the record name: a temporary file renamed over it. No
+ * fsync: this runs in the event loop, and a record torn by a crash is
+ * refused by the parser (a cache, not state). */
 static int write_atomically(struct prewarm *p, const char *name, const char *text, size_t len)
 {
 	char tmp[300];
@@ -403,15 +408,12 @@ static int write_atomically(struct prewarm *p, const char *name, const char *tex
 		}
 		o += (size_t)w;
 	}
-	if (r >= 0 && fsync(fd) < 0)
-		r = -errno;
 	if (r >= 0 && renameat(dfd, tmp, dfd, name) < 0)
 		r = -errno;
 	if (r < 0) {
 		(void)unlinkat(dfd, tmp, 0);
 		return r;
 	}
-	(void)fsync(dfd);
 	return 0;
 }
 
@@ -922,8 +924,14 @@ void prewarm_process_start(struct prewarm *p, pid_t pid, int proc_pid_fd, const 
 	u->budget = s->prewarm_budget.set ? budget_resolve(&s->prewarm_budget, p->mem_total) : 0;
 	if (u->n_procs++ == 0) {
 		u->state = "recording";
-		u->sampled = false;
-		(void)queue_replay(p, u);
+		if (u->stop_due) {
+			/* Back before its stop was written: one run goes on,
+			 * its text as resident as it was. */
+			u->stop_due = false;
+		} else {
+			u->sampled = false;
+			(void)queue_replay(p, u);
+		}
 	}
 	if (p->procs.n_items == 1)
 		arm_record_timer(p);
@@ -944,15 +952,36 @@ void prewarm_process_end(struct prewarm *p, pid_t pid)
 	free(pp);
 	if (--u->n_procs > 0)
 		return;
-	/* The unit stopped: what it used is on record; the next run starts
-	 * from the record again. */
-	unit_write(p, u, true);
-	if (!u->queued) {
-		unit_drop_files(u);
-		u->dirty = false;
+	/* The unit stopped: what it used goes on record, soon, from the
+	 * stopped source (never from here: the exec path). */
+	u->stop_due = true;
+	(void)event_source_enable(p->stopped, SD_EVENT_ONESHOT);
+}
+
+/* The units that stopped: what they used is on record; the next run
+ * starts from the record again. */
+static int on_stopped(sd_event_source *s, void *userdata)
+{
+	struct prewarm *p = userdata;
+	struct hashmap_entry *e = NULL;
+	size_t i = 0;
+
+	(void)s;
+	while ((e = hashmap_next(&p->units, &i, e))) {
+		struct pw_unit *u = e->value;
+
+		if (!u->stop_due)
+			continue;
+		u->stop_due = false;
+		unit_write(p, u, true);
+		if (!u->queued) {
+			unit_drop_files(u);
+			u->dirty = false;
+		}
+		if (u->state && streq(u->state, "recording"))
+			u->state = "recorded";
 	}
-	if (u->state && streq(u->state, "recording"))
-		u->state = "recorded";
+	return 0;
 }
 
 void prewarm_replay_all(struct prewarm *p)
@@ -1021,6 +1050,10 @@ int prewarm_new(const struct prewarm_env *env, struct prewarm **ret)
 	r = event_add_timer(env->event, &p->record_timer, "prewarm-record", on_record_timer, p);
 	if (r >= 0)
 		r = event_add_timer(env->event, &p->replay_timer, "prewarm-replay", on_replay_timer, p);
+	if (r >= 0)
+		r = event_add_defer(env->event, &p->stopped, "prewarm-stopped", on_stopped, p);
+	if (r >= 0)
+		r = sd_event_source_set_priority(p->stopped, SD_EVENT_PRIORITY_IDLE);
 	if (r < 0) {
 		prewarm_free(p);
 		return r;
@@ -1037,7 +1070,9 @@ struct prewarm *prewarm_free(struct prewarm *p)
 	if (!p)
 		return NULL;
 	/* What the running units used until now is on record for the next
-	 * start (the daemon's, or theirs). */
+	 * start (the daemon's, or theirs); so is what the stopped ones did. */
+	if (p->stopped)
+		on_stopped(NULL, p);
 	if (p->procs.n_items) {
 		sample_all(p);
 		e = NULL;
@@ -1078,6 +1113,7 @@ struct prewarm *prewarm_free(struct prewarm *p)
 	hashmap_done(&p->units);
 	sd_event_source_disable_unref(p->record_timer);
 	sd_event_source_disable_unref(p->replay_timer);
+	sd_event_source_disable_unref(p->stopped);
 	closep(&p->dir_fd);
 	free(p->dir);
 	free(p);

@@ -18,10 +18,14 @@
 /* What the daemon writes: no bound of its own (the kernel takes the
  * smallest value up the chain; "0" is off). */
 #define EXEC_PROTECT_ON "max"
-/* The cgroups whose file we changed, one path a line: a daemon killed
- * with SIGKILL leaves them set, and the next start must know they are
- * its own to clear. */
+/* The cgroups whose file we changed: a daemon killed with SIGKILL leaves
+ * them set, and the next start must know they are its own to clear. A
+ * journal: "PATH" when we set one, "-PATH" when we cleared it, appended
+ * (one short write each, not the whole set); rewritten as the plain set
+ * when it holds more than twice that (and at the start's scan), so that
+ * what is written stays proportional to what changed. */
 #define STATE_FILE "kernel-owned"
+#define STATE_SLACK_LINES 64
 
 struct kcgroup {
 	char *path;	   /* "/system.slice/x.service" */
@@ -52,6 +56,9 @@ struct kstate {
 	struct hashmap pids;	/* pid -> struct kcgroup (its own cgroup) */
 	unsigned n_owned;
 	unsigned n_failures;
+	int state_fd;		/* the journal, open for appending; -1: not open */
+	unsigned state_lines;	/* lines in it */
+	bool state_quiet;	/* stopping: one rewrite at the end */
 };
 
 static int kernel_probe(const struct backend_env *env, char **ret_reason)
@@ -89,8 +96,9 @@ static int kernel_probe(const struct backend_env *env, char **ret_reason)
 
 static struct kcgroup *get_cgroup(struct kstate *s, const char *path, size_t len);
 
-/* Write the owned set atomically; a crash leaves the old or the new. */
-static void save_owned(struct kstate *s)
+/* Write the owned set whole and atomically: a crash leaves the old or
+ * the new. */
+static void state_rewrite(struct kstate *s)
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	struct hashmap_entry *e = NULL;
@@ -99,47 +107,105 @@ static void save_owned(struct kstate *s)
 
 	if (s->env->state_dir_fd < 0 || s->env->dry_run)
 		return;
+	closep(&s->state_fd); /* names the file about to be replaced */
+	s->state_fd = -1;
 	fd = openat(s->env->state_dir_fd, STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		if (fd >= 0)
 			close(fd);
-		log_warning_errno(errno, "cannot save %s: %m", STATE_FILE);
+		log_warning_errno(-errno, "cannot save %s: %m", STATE_FILE);
 		return;
 	}
 	while ((e = hashmap_next(&s->cgroups, &i, e)))
 		if (((struct kcgroup *)e->value)->owned)
 			fprintf(f, "%s\n", ((struct kcgroup *)e->value)->path);
 	if (fflush(f) != 0 || renameat(s->env->state_dir_fd, STATE_FILE ".tmp", s->env->state_dir_fd,
-				       STATE_FILE) < 0)
-		log_warning_errno(errno, "cannot save %s: %m", STATE_FILE);
+				       STATE_FILE) < 0) {
+		log_warning_errno(-errno, "cannot save %s: %m", STATE_FILE);
+		return;
+	}
+	s->state_lines = s->n_owned;
 }
 
+/* One change to the journal: "PATH" set by us, "-PATH" cleared. */
+static void state_append(struct kstate *s, const char *prefix, const char *path)
+{
+	_cleanup_free_ char *line = NULL;
+	int len;
+
+	if (s->env->state_dir_fd < 0 || s->env->dry_run || s->state_quiet)
+		return;
+	if (s->state_lines >= 2 * s->n_owned + STATE_SLACK_LINES) {
+		state_rewrite(s);
+		return;
+	}
+	if (s->state_fd < 0)
+		s->state_fd = openat(s->env->state_dir_fd, STATE_FILE, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+				     0600);
+	len = asprintf(&line, "%s%s\n", prefix, path);
+	if (len < 0) {
+		log_warning_errno(-ENOMEM, "cannot save %s: %m", STATE_FILE);
+		return;
+	}
+	/* One write of one line: a crash tears at most the last one, which
+	 * the loader ignores (no newline). */
+	if (s->state_fd < 0 || write(s->state_fd, line, (size_t)len) != len) {
+		log_warning_errno(s->state_fd < 0 ? -errno : -EIO, "cannot save %s: %m", STATE_FILE);
+		closep(&s->state_fd);
+		s->state_fd = -1;
+		return;
+	}
+	s->state_lines++;
+}
+
+static void own(struct kstate *s, struct kcgroup *c)
+{
+	c->owned = true;
+	s->n_owned++;
+	state_append(s, "", c->path);
+}
+
+static void disown(struct kstate *s, struct kcgroup *c)
+{
+	c->owned = false;
+	s->n_owned--;
+	state_append(s, "-", c->path);
+}
+
+/* The journal replayed: the set as the last run left it. */
 static int load_owned(struct kstate *s)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
-	char *line, *save = NULL;
+	char *line, *next;
 	int r;
 
 	if (s->env->state_dir_fd < 0 || s->env->dry_run)
 		return 0;
-	r = read_file_at(s->env->state_dir_fd, STATE_FILE, 16 << 20, &buf, &len);
+	r = read_file_at(s->env->state_dir_fd, STATE_FILE, 64 << 20, &buf, &len);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
 		return r;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	for (line = buf; (next = memchr(line, '\n', len - (size_t)(line - buf))); line = next + 1) {
+		bool gone = line[0] == '-';
+		const char *path = line + gone;
 		struct kcgroup *c;
 		const char *rel;
 
-		if (cgroup_relative(line, &rel) < 0 || streq(rel, "."))
+		*next = '\0';
+		s->state_lines++;
+		if (cgroup_relative(path, &rel) < 0 || streq(rel, "."))
 			continue; /* not a path we would have written */
-		c = get_cgroup(s, line, strlen(line));
+		c = get_cgroup(s, path, strlen(path));
 		if (!c)
 			return -ENOMEM;
-		if (!c->owned) {
+		if (!gone && !c->owned) {
 			c->owned = true;
 			s->n_owned++;
+		} else if (gone && c->owned) {
+			c->owned = false;
+			s->n_owned--;
 		}
 	}
 	return 0;
@@ -153,6 +219,7 @@ static int kernel_create(const struct backend_env *env, void **ret_state)
 	if (!s)
 		return -ENOMEM;
 	s->env = env;
+	s->state_fd = -1;
 	hashmap_init(&s->cgroups, hash_string, equal_string);
 	hashmap_init(&s->pids, hash_int, equal_int);
 	r = load_owned(s);
@@ -191,7 +258,7 @@ static void kernel_scan_done(void *state)
 			drop_cgroup(s, stale[k]);
 		}
 	} while (n == ELEMENTSOF(stale));
-	save_owned(s);
+	state_rewrite(s);
 }
 
 static struct kcgroup *get_cgroup(struct kstate *s, const char *path, size_t len)
@@ -291,11 +358,8 @@ static int set_one(struct kstate *s, struct kcgroup *c)
 		return r;
 	}
 	c->failed = 0;
-	if (!c->owned) {
-		c->owned = true;
-		s->n_owned++;
-		save_owned(s);
-	}
+	if (!c->owned)
+		own(s, c);
 	log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "set %s=%s in %s", EXEC_PROTECT, value, c->path);
 	return 0;
 }
@@ -309,9 +373,7 @@ static void clear_one(struct kstate *s, struct kcgroup *c)
 
 	if (!c->owned)
 		return;
-	c->owned = false;
-	s->n_owned--;
-	save_owned(s);
+	disown(s, c);
 	if (cgroup_relative(c->path, &rel) < 0 || asprintf(&file, "%s/" EXEC_PROTECT, rel) < 0)
 		return;
 	r = write_file_at(s->env->cgroup_root_fd, file, "0");
@@ -334,13 +396,16 @@ static int for_each_prefix(struct kstate *s, const char *path, int delta)
 	size_t n = 0;
 
 	for (size_t l = 0; cgroup_next_ancestor(path, &l);) {
-		struct kcgroup *c;
+		struct kcgroup *c = n < ELEMENTSOF(chain) ? get_cgroup(s, path, l) : NULL;
 
-		if (n == ELEMENTSOF(chain))
-			return -E2BIG;
-		c = get_cgroup(s, path, l);
-		if (!c)
-			return -ENOMEM;
+		if (!c) {
+			int r = n == ELEMENTSOF(chain) ? -E2BIG : -ENOMEM;
+
+			/* Nothing counted: what was made for it goes. */
+			while (n > 0)
+				drop_cgroup(s, chain[--n]);
+			return r;
+		}
 		chain[n++] = c;
 	}
 	if (delta > 0) {
@@ -469,9 +534,20 @@ static int kernel_protect(void *state, const struct protect_target *t)
 	}
 	if (c->users++ == 0) {
 		c->limit = want;
-		if (c->wanted) /* also an ancestor of a protected cgroup */
+		r = for_each_prefix(s, c->path, +1);
+		if (r < 0) {
+			/* Nothing of the chain counted: the process is not
+			 * ours, or its release would count the chain down
+			 * from 0 and leave it never set again. */
+			c->users--;
+			count_limit(c, want, -1);
+			free(hashmap_remove(&s->pids, INT_TO_KEY(t->pid)));
+			drop_cgroup(s, c);
+			return r;
+		}
+		if (c->wanted > 1) /* also an ancestor of a protected cgroup: its bound now */
 			set_one(s, c);
-		return for_each_prefix(s, c->path, +1);
+		return 0;
 	}
 	update_limit(s, c);
 	return 0;
@@ -517,9 +593,13 @@ static void kernel_destroy(void *state)
 
 	if (!s)
 		return;
-	/* Undo what we set, so that a stopped daemon leaves nothing behind. */
+	/* Undo what we set, so that a stopped daemon leaves nothing behind;
+	 * the journal is written once, empty, at the end. */
+	s->state_quiet = true;
 	while ((e = hashmap_next(&s->cgroups, &i, e)))
 		clear_one(s, e->value);
+	state_rewrite(s);
+	closep(&s->state_fd);
 	i = 0;
 	while ((e = hashmap_next(&s->cgroups, &i, e))) {
 		struct kcgroup *c = e->value;

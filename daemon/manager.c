@@ -115,9 +115,9 @@ int manager_rescan(struct manager *m)
 
 void manager_decide_pid(struct manager *m, pid_t pid, uint64_t exec_ts)
 {
+	/* STATUS= follows with the status timer (status_dirty): a unit's
+	 * answer may decide thousands of waiting processes at once. */
 	(void)examine(m, pid, exec_ts);
-	if (m->status_dirty)
-		update_status(m, NULL);
 }
 
 void manager_set_unit_settings(struct manager *m, unit_settings_fn fn, void *userdata)

@@ -8,7 +8,9 @@
  * file goes. */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "cnproc.h"
@@ -146,6 +148,33 @@ static int fake_unit_settings(void *userdata, const char *unit, pid_t pid, uint6
 	return *ret_source ? 1 : -ENOMEM;
 }
 
+/* A NOTIFY_SOCKET of the test's own: how many STATUS= lines the
+ * daemon sent (sd_notify() reads the variable at each call). */
+static int notify_fd = -1;
+static void notify_open(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/notify", root);
+	notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	CHECK(notify_fd >= 0);
+	CHECK(bind(notify_fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	CHECK(setenv("NOTIFY_SOCKET", sa.sun_path, 1) == 0);
+}
+
+static int status_lines(void)
+{
+	char buf[4096];
+	ssize_t n;
+	int k = 0;
+
+	while ((n = recv(notify_fd, buf, sizeof(buf) - 1, 0)) > 0) {
+		buf[n] = '\0';
+		k += strstr(buf, "STATUS=") != NULL;
+	}
+	return k;
+}
+
 static struct manager *start(void)
 {
 	char conf[512], cg[512], proc[512];
@@ -197,6 +226,7 @@ static void test_core(void)
 {
 	struct manager *m;
 	char rel[128];
+	int n_status;
 
 	setup();
 	log_setup(LOG_TARGET_STDERR, LOG_WARNING);
@@ -256,11 +286,26 @@ static void test_core(void)
 	CHECK_EQ_INT(waiting_pid, 104);
 	CHECK_EQ_INT(tracked(m), 1); /* 105 decided, 104 waits */
 	CHECK_STREQ(read_at("cg/system.slice/late.service/memory.exec_protect"), "0");
+	/* 40 more wait for the same answer. */
+	for (pid_t p = 200; p < 240; p++) {
+		fake_process(p, "/system.slice/late.service", "/usr/bin/late");
+		events(m, CNPROC_EXEC, p);
+	}
 	answered = true;
+	notify_open();
 	manager_decide_pid(m, 104, 0);
-	CHECK_EQ_INT(tracked(m), 2);
+	n_status = status_lines();
+	for (pid_t p = 200; p < 240; p++) {
+		manager_decide_pid(m, p, 0);
+		n_status += status_lines(); /* a datagram queue holds only a few */
+	}
+	CHECK_EQ_INT(tracked(m), 42);
 	CHECK_STREQ(source_of(m, 104), "late.service.d/x.conf:2");
 	CHECK_STREQ(read_at("cg/system.slice/late.service/memory.exec_protect"), "max");
+	/* STATUS= goes out with the status timer, once a second at most:
+	 * not once per process that waited. */
+	CHECK(n_status <= 1);
+	unsetenv("NOTIFY_SOCKET");
 
 	manager_free(m);
 	/* Stopping releases what it set. */

@@ -239,25 +239,17 @@ static void clear_one(struct kstate *s, struct kcgroup *c);
 static void kernel_scan_done(void *state)
 {
 	struct kstate *s = state;
-	struct kcgroup *stale[64];
-	size_t n, i;
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
 	struct hashmap_entry *e;
 
-	do {
-		n = 0;
-		i = 0;
-		e = NULL;
-		while (n < ELEMENTSOF(stale) && (e = hashmap_next(&s->cgroups, &i, e))) {
-			struct kcgroup *c = e->value;
+	while ((e = hashmap_iter_next(&s->cgroups, &it))) {
+		struct kcgroup *c = e->value;
 
-			if (c->owned && c->wanted == 0)
-				stale[n++] = c;
+		if (c->owned && c->wanted == 0) {
+			clear_one(s, c);
+			drop_cgroup(s, c); /* removes this entry only */
 		}
-		for (size_t k = 0; k < n; k++) {
-			clear_one(s, stale[k]);
-			drop_cgroup(s, stale[k]);
-		}
-	} while (n == ELEMENTSOF(stale));
+	}
 	state_rewrite(s);
 }
 

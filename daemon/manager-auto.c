@@ -91,16 +91,11 @@ int auto_setup(struct manager *m)
 
 void auto_free(struct manager *m)
 {
-	struct hashmap_entry *e;
-	size_t i;
+	struct auto_unit *u;
+	size_t cursor = 0;
 
-	for (;;) {
-		i = 0;
-		e = hashmap_next(&m->auto_units, &i, NULL);
-		if (!e)
-			break;
-		auto_unit_free(hashmap_remove(&m->auto_units, e->key));
-	}
+	while ((u = hashmap_steal(&m->auto_units, &cursor)))
+		auto_unit_free(u);
 	hashmap_done(&m->auto_units);
 	m->autoprotect = autoprotect_free(m->autoprotect);
 	m->text_faults = text_faults_free(m->text_faults);
@@ -170,24 +165,15 @@ void auto_reload_begin(struct manager *m)
  * forgotten (its processes were decided by the new policy already). */
 void auto_reload_end(struct manager *m)
 {
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
 	struct hashmap_entry *e;
-	size_t i;
-	bool again;
 
-	do {
-		again = false;
-		i = 0;
-		e = NULL;
-		while ((e = hashmap_next(&m->auto_units, &i, e))) {
-			struct auto_unit *u = e->value;
+	while ((e = hashmap_iter_next(&m->auto_units, &it))) {
+		struct auto_unit *u = e->value;
 
-			if (!u->seen) {
-				auto_forget(m, u->unit);
-				again = true;
-				break;
-			}
-		}
-	} while (again);
+		if (!u->seen)
+			auto_forget(m, u->unit); /* removes this entry only */
+	}
 }
 
 struct range {

@@ -183,9 +183,9 @@ int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 /* Look at every process: at start, after lost events, after reload. */
 int scan_all(struct manager *m)
 {
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
 	struct hashmap_entry *e = NULL;
-	struct tracked *gone[256];
-	size_t i = 0, n_gone;
+	size_t i = 0;
 	struct dirent *de;
 	DIR *d;
 	int r;
@@ -205,17 +205,11 @@ int scan_all(struct manager *m)
 		examine(m, (pid_t)pid, 0);
 	}
 	closedir(d);
-	/* Tracked but not seen: exited while events were lost. */
-	do {
-		n_gone = 0;
-		i = 0;
-		e = NULL;
-		while (n_gone < ELEMENTSOF(gone) && (e = hashmap_next(&m->procs, &i, e)))
-			if (!((struct tracked *)e->value)->seen)
-				gone[n_gone++] = e->value;
-		for (size_t k = 0; k < n_gone; k++)
-			release_tracked(m, gone[k]);
-	} while (n_gone == ELEMENTSOF(gone));
+	/* Tracked but not seen: exited while events were lost. Each
+	 * release removes its own entry, and only that. */
+	while ((e = hashmap_iter_next(&m->procs, &it)))
+		if (!((struct tracked *)e->value)->seen)
+			release_tracked(m, e->value);
 	m->n_full_rescans++;
 	return 0;
 }

@@ -498,8 +498,8 @@ int manager_run(struct manager *m)
 
 struct manager *manager_free(struct manager *m)
 {
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
 	struct hashmap_entry *e;
-	size_t i;
 
 	if (!m)
 		return NULL;
@@ -508,11 +508,8 @@ struct manager *manager_free(struct manager *m)
 	m->units = units_free(m->units);
 	/* Before the releases: it samples the running units once more. */
 	m->prewarm = prewarm_free(m->prewarm);
-	for (;;) {
-		i = 0;
-		e = hashmap_next(&m->procs, &i, NULL);
-		if (!e)
-			break;
+	while ((e = hashmap_iter_next(&m->procs, &it))) {
+		/* Each removes its own entry, and only that. */
 		if (m->backend_ops)
 			release_tracked(m, e->value);
 		else

@@ -1065,6 +1065,8 @@ int prewarm_new(const struct prewarm_env *env, struct prewarm **ret)
 struct prewarm *prewarm_free(struct prewarm *p)
 {
 	struct hashmap_entry *e;
+	struct pw_proc *pp;
+	struct pw_unit *u;
 	size_t i;
 
 	if (!p)
@@ -1087,28 +1089,12 @@ struct prewarm *prewarm_free(struct prewarm *p)
 		p->jobs = j->next;
 		job_free(j);
 	}
-	for (;;) {
-		i = 0;
-		e = hashmap_next(&p->procs, &i, NULL);
-		if (!e)
-			break;
-		struct pw_proc *pp = e->value;
-
-		hashmap_remove(&p->procs, INT_TO_KEY(pp->pid));
+	for (size_t cursor = 0; (pp = hashmap_steal(&p->procs, &cursor));) {
 		closep(&pp->proc_pid_fd);
 		free(pp);
 	}
-	for (;;) {
-		struct pw_unit *u;
-
-		i = 0;
-		e = hashmap_next(&p->units, &i, NULL);
-		if (!e)
-			break;
-		u = e->value;
-		hashmap_remove(&p->units, u->key);
+	for (size_t cursor = 0; (u = hashmap_steal(&p->units, &cursor));)
 		unit_free(u);
-	}
 	hashmap_done(&p->procs);
 	hashmap_done(&p->units);
 	sd_event_source_disable_unref(p->record_timer);

@@ -100,19 +100,12 @@ static void schedule_rescan(struct units *u)
 /* Drop every entry. Processes waiting on one are seen again by a rescan. */
 static void units_drop_all(struct units *u)
 {
-	struct hashmap_entry *e;
+	struct unit_entry *ue;
 	bool waiting = false;
-	size_t i;
+	size_t cursor = 0;
 
-	for (;;) {
-		i = 0;
-		e = hashmap_next(&u->cache, &i, NULL);
-		if (!e)
-			break;
-		struct unit_entry *ue = e->value;
-
+	while ((ue = hashmap_steal(&u->cache, &cursor))) {
 		waiting |= ue->n_waiters > 0 || ue->waiters_lost;
-		hashmap_remove(&u->cache, ue->name);
 		entry_free(ue);
 	}
 	if (waiting)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # What review found more than once and a compiler does not: an sd-event
 # source armed or switched with its result dropped (a daemon whose timer
-# cannot fire goes deaf without a word: daemon/event-util.h checks it).
+# cannot fire goes deaf without a word: daemon/event-util.h checks it),
+# hash map drains that start over at bucket 0 after each removal.
 set -u
 SRC=${SRC:?set by meson}
 bad=0
@@ -18,5 +19,15 @@ if [ -n "$hits" ]; then
 	bad=1
 fi
 
-[ $bad = 0 ] && echo "PASS: no unchecked sd-event arming"
+# A drain of a hash map that starts over at bucket 0 after each removal
+# (hashmap_next(m, &i, NULL) with i = 0): quadratic in the entries. Use
+# hashmap_steal() or hashmap_iter_next() (hashmap.h).
+hits=$(grep -nE 'hashmap_next\([^;]*, *NULL\)' "$SRC"/daemon/*.c)
+if [ -n "$hits" ]; then
+	echo "FAIL: a hash map drained from bucket 0 again after each removal (hashmap_steal/hashmap_iter_next):"
+	echo "$hits"
+	bad=1
+fi
+
+[ $bad = 0 ] && echo "PASS: no unchecked sd-event arming, no quadratic drain"
 exit $bad

@@ -295,8 +295,8 @@ static void report_failure(struct kstate *s, struct kcgroup *c, int r, const cha
 	s->n_failures++;
 	f.cgroup = c->path;
 	f.backend = "kernel";
-	log_event_errno(LOG_WARNING, r, MID_CGROUP_FAILED, &f, "cannot %s %s in %s: %s%s", what,
-		  EXEC_PROTECT, c->path, strerror(-r),
+	log_event_errno(LOG_WARNING, r, MID_CGROUP_FAILED, &f, "cannot %s %s in %s: %m%s", what,
+		  EXEC_PROTECT, c->path,
 		  r == -ENOENT ? " (cgroup gone, or kernel without the execguard patch)" :
 		  r == -EROFS ? " (cgroup file system read-only)" :
 		  r == -EACCES ? " (permission denied: a delegated cgroup not owned by root, or a security module)" :

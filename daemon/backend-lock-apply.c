@@ -36,11 +36,11 @@ static void log_mlock_failure(struct lock_backend *b, struct lock_range *r, int 
 		format_bytes(lim, sizeof(lim), (uint64_t)rl.rlim_cur);
 	f.backend = "lock";
 	f.exe = r->path;
-	log_event(LOG_WARNING, MID_LOCK_MLOCK_FAILED, &f,
-		  "mlock() of %s failed: %s (RLIMIT_MEMLOCK %s, CAP_IPC_LOCK %s); give execguardd "
-		  "CAP_IPC_LOCK or a larger LimitMEMLOCK=, or check vm.max_map_count; such ranges stay "
-		  "unlocked until a reload (said once)",
-		  r->path, strerror(-err), lim, has_cap_ipc_lock() ? "yes" : "no");
+	log_event_errno(LOG_WARNING, err, MID_LOCK_MLOCK_FAILED, &f,
+			"mlock() of %s failed: %m (RLIMIT_MEMLOCK %s, CAP_IPC_LOCK %s); give execguardd "
+			"CAP_IPC_LOCK or a larger LimitMEMLOCK=, or check vm.max_map_count; such ranges stay "
+			"unlocked until a reload (said once)",
+			r->path, lim, has_cap_ipc_lock() ? "yes" : "no");
 }
 
 static void unlock_runs(struct lock_backend *b, struct lock_range *r)

@@ -326,9 +326,9 @@ void unit_watch_add(struct lock_backend *b, const char *unit, const char *cgroup
 		f.backend = "lock";
 		f.unit = unit;
 		f.cgroup = cgroup;
-		log_event(LOG_INFO, MID_LOCK_PRESSURE_WATCH, &f,
-			  "cannot watch memory pressure of %s (%s): only the global trigger applies (said once)",
-			  cgroup, strerror(-r));
+		log_event_errno(LOG_INFO, r, MID_LOCK_PRESSURE_WATCH, &f,
+				"cannot watch memory pressure of %s (%m): only the global trigger applies (said once)",
+				cgroup);
 	}
 	b->watches[b->n_watches++] = w;
 }
@@ -379,10 +379,9 @@ void setup_pressure_triggers(struct lock_backend *b)
 		struct log_fields f = LOG_FIELDS_INIT;
 
 		f.backend = "lock";
-		log_event(LOG_WARNING, MID_LOCK_PRESSURE_WATCH, &f,
-			  "cannot watch memory pressure (/proc/pressure/memory: %s): locks are kept "
-			  "within the budgets but not given back under pressure",
-			  strerror(-r));
+		log_event_errno(LOG_WARNING, r, MID_LOCK_PRESSURE_WATCH, &f,
+				"cannot watch memory pressure (/proc/pressure/memory: %m): locks are kept "
+				"within the budgets but not given back under pressure");
 	} else if (psi_trigger_window_ms(b->psi) != window) {
 		struct log_fields f = LOG_FIELDS_INIT;
 

@@ -489,18 +489,18 @@ static void open_range(struct lock_backend *b, const struct protect_target *t, c
 		return;
 	}
 	if (fd < 0) {
-		(void)lockset_range_set_failed(b->ls, r, why ? why : strerror(-fd));
+		(void)lockset_range_set_failed(b->ls, r, why ? why : STRERROR(fd));
 		if (!quiet)
-			log_event(LOG_WARNING, MID_LOCK_SKIPPED, &f,
-				  "cannot open %s mapped by pid %d: %s (%s); not retried until reload",
-				  r->path, (int)t->pid, why ? why : "error", strerror(-fd));
+			log_event_errno(LOG_WARNING, fd, MID_LOCK_SKIPPED, &f,
+					"cannot open %s mapped by pid %d: %s (%m); not retried until reload",
+					r->path, (int)t->pid, why ? why : "error");
 		return;
 	}
 	k = residency_map(fd, r->key.offset, r->key.length, &r->map);
 	if (k < 0) {
 		(void)lockset_range_set_failed(b->ls, r, "mmap() failed");
 		if (!quiet)
-			log_event(LOG_WARNING, MID_LOCK_SKIPPED, &f, "cannot map %s: %s", r->path, strerror(-k));
+			log_event_errno(LOG_WARNING, k, MID_LOCK_SKIPPED, &f, "cannot map %s: %m", r->path);
 		return;
 	}
 	if (lockset_range_opened(b->ls, r) < 0) {

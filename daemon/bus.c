@@ -412,9 +412,8 @@ static int bus_connect(struct bus *b)
 	if (r < 0) {
 		if (!b->said_absent) {
 			b->said_absent = true;
-			log_event(LOG_NOTICE, MID_BUS, NULL,
-				  "no system bus (%s): working without the D-Bus interface and unit [X-ExecGuard] lookups; retrying in the background",
-				  strerror(-r));
+			log_event_errno(LOG_NOTICE, r, MID_BUS, NULL,
+					"no system bus (%m): working without the D-Bus interface and unit [X-ExecGuard] lookups; retrying in the background");
 		}
 		return r;
 	}

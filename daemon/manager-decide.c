@@ -107,7 +107,7 @@ static void log_protected(struct manager *m, const struct tracked *t, uint64_t e
 	log_event(LOG_INFO, MID_PROCESS_PROTECTED, &f, "%s pid %d (%s) in %s%s%s: policy %s, backend %s%s%s",
 		  m->args.dry_run || m->backend_ops->observe_only ? "would protect" : "protect", (int)t->pid,
 		  t->exe, t->cgroup, t->unit ? ", unit " : "", strempty(t->unit), strna(t->source),
-		  m->backend_ops->name, r < 0 ? ", failed: " : "", r < 0 ? strerror(-r) : "");
+		  m->backend_ops->name, r < 0 ? ", failed: " : "", r < 0 ? STRERROR(r) : "");
 }
 
 int examine(struct manager *m, pid_t pid, uint64_t exec_ts)

@@ -314,7 +314,7 @@ int manager_pick_backend(struct manager *m)
 		r = m->backend_ops->probe(&m->env, &why);
 		if (r < 0) {
 			log_error("backend %s cannot work here: %s", m->backend_ops->name,
-				  why ? why : strerror(-r));
+				  why ? why : STRERROR(r));
 			free(why);
 			return r;
 		}

@@ -263,9 +263,8 @@ static void entry_complete(struct unit_entry *e)
 		struct log_fields f = LOG_FIELDS_INIT;
 
 		f.unit = e->name;
-		log_event(LOG_NOTICE, MID_UNIT_LOOKUP, &f,
-			  "cannot read unit %s's files from systemd: %s; %s, asking again in %llu s", e->name,
-			  strerror(-e->error),
+		log_event_errno(LOG_NOTICE, e->error, MID_UNIT_LOOKUP, &f,
+				"cannot read unit %s's files from systemd: %m; %s, asking again in %llu s", e->name,
 			  e->known ? "keeping what was read before" : "deciding without its [X-ExecGuard] section",
 			  RETRY_AFTER_NSEC / 1000000000ULL);
 		e->failed = true;
@@ -339,7 +338,7 @@ static void note_reply_error(struct unit_entry *e, sd_bus_message *reply, const 
 	} else {
 		e->error = -sd_bus_message_get_errno(reply) ?: -EIO;
 		log_debug("cannot ask systemd about %s (%s): %s", e->name, what,
-			  err && err->message ? err->message : strerror(-e->error));
+			  err && err->message ? err->message : STRERROR(e->error));
 	}
 }
 

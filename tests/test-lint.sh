@@ -3,7 +3,8 @@
 # What review found more than once and a compiler does not: an sd-event
 # source armed or switched with its result dropped (a daemon whose timer
 # cannot fire goes deaf without a word: daemon/event-util.h checks it),
-# hash map drains that start over at bucket 0 after each removal.
+# hash map drains that start over at bucket 0 after each removal,
+# strerror().
 set -u
 SRC=${SRC:?set by meson}
 bad=0
@@ -29,5 +30,14 @@ if [ -n "$hits" ]; then
 	bad=1
 fi
 
-[ $bad = 0 ] && echo "PASS: no unchecked sd-event arming, no quadratic drain"
+# strerror() is not thread-safe (libsystemd and glibc may call it too):
+# log with %m (log_*_errno()), or STRERROR() (util.h) for other text.
+hits=$(grep -nE '(^|[^A-Za-z_])strerror\(' "$SRC"/daemon/*.c)
+if [ -n "$hits" ]; then
+	echo "FAIL: strerror() (log with %m, or use STRERROR()):"
+	echo "$hits"
+	bad=1
+fi
+
+[ $bad = 0 ] && echo "PASS: no unchecked sd-event arming, no quadratic drain, no strerror()"
 exit $bad

@@ -70,6 +70,37 @@ const struct lockset *backend_lock_lockset(void *state)
 	return b->ls;
 }
 
+/* One "unit ..." line of backend_lock_dump(). */
+static void dump_unit(struct lock_backend *b, const struct lockset_unit_stat *u, FILE *f)
+{
+	const char *psi = "none";
+	char ceiling[24] = "none", room[64] = "none";
+	unsigned psi_events = 0;
+
+	for (size_t k = 0; k < b->n_watches; k++) {
+		struct unit_watch *w = b->watches[k];
+
+		if (!streq(w->unit, u->name))
+			continue;
+		if (w->psi) {
+			psi = psi_trigger_path(w->psi);
+			psi_events = psi_trigger_events(w->psi) + (w->psi_full ? psi_trigger_events(w->psi_full) : 0);
+		}
+		unit_room(b, w);
+		if (w->room.limit != UINT64_MAX)
+			snprintf(room, sizeof(room), "%" PRIu64 " limit=%" PRIu64 " reserve=%" PRIu64,
+				 w->room.headroom, w->room.limit, w->reserve);
+	}
+	if (u->ceiling != UINT64_MAX)
+		snprintf(ceiling, sizeof(ceiling), "%" PRIu64, u->ceiling);
+	fprintf(f,
+		"unit pids=%zu ranges=%zu mapped=%" PRIu64 " resident=%" PRIu64 " locked=%" PRIu64
+		" charged=%" PRIu64 " cap=%" PRIu64 " ceiling=%s pressure_events=%u psi_events=%u room=%s"
+		" psi=%s name=%s\n",
+		u->n_pids, u->n_ranges, u->mapped, u->resident, u->locked, u->charged,
+		u->cap, ceiling, u->n_pressure_events, psi_events, room, psi, u->name);
+}
+
 int backend_lock_dump(void *state, FILE *f)
 {
 	struct lock_backend *b = state;
@@ -126,34 +157,8 @@ int backend_lock_dump(void *state, FILE *f)
 	r = lockset_unit_stats(b->ls, &us, &nu);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < nu; i++) {
-		const char *psi = "none";
-		char ceiling[24] = "none", room[64] = "none";
-		unsigned psi_events = 0;
-
-		for (size_t k = 0; k < b->n_watches; k++) {
-			struct unit_watch *w = b->watches[k];
-
-			if (!streq(w->unit, us[i].name))
-				continue;
-			if (w->psi) {
-				psi = psi_trigger_path(w->psi);
-				psi_events = psi_trigger_events(w->psi) + (w->psi_full ? psi_trigger_events(w->psi_full) : 0);
-			}
-			unit_room(b, w);
-			if (w->room.limit != UINT64_MAX)
-				snprintf(room, sizeof(room), "%" PRIu64 " limit=%" PRIu64 " reserve=%" PRIu64,
-					 w->room.headroom, w->room.limit, w->reserve);
-		}
-		if (us[i].ceiling != UINT64_MAX)
-			snprintf(ceiling, sizeof(ceiling), "%" PRIu64, us[i].ceiling);
-		fprintf(f,
-			"unit pids=%zu ranges=%zu mapped=%" PRIu64 " resident=%" PRIu64 " locked=%" PRIu64
-			" charged=%" PRIu64 " cap=%" PRIu64 " ceiling=%s pressure_events=%u psi_events=%u room=%s"
-			" psi=%s name=%s\n",
-			us[i].n_pids, us[i].n_ranges, us[i].mapped, us[i].resident, us[i].locked, us[i].charged,
-			us[i].cap, ceiling, us[i].n_pressure_events, psi_events, room, psi, us[i].name);
-	}
+	for (size_t i = 0; i < nu; i++)
+		dump_unit(b, &us[i], f);
 	free(us);
 	return 0;
 }

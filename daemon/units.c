@@ -242,13 +242,38 @@ static bool error_means_no_unit(const sd_bus_error *e)
 	       sd_bus_error_has_name(e, "org.freedesktop.systemd1.LoadFailed");
 }
 
+/* The unit's [X-ExecGuard] section from its files, in systemd's order;
+ * a broken file is reported (file:line) and ignored. 1: a section. */
+static int entry_read_files(struct unit_entry *e, struct rule_settings *s, char **source)
+{
+	_cleanup_free_ const char **order = unit_files_order(e->fragment, e->dropins);
+	struct policy errors;
+	int r;
+
+	policy_init(&errors);
+	r = order ? unit_files_load(order, &errors, s, source) : -ENOMEM;
+	for (size_t i = 0; i < errors.n_errors; i++) {
+		const struct policy_error *pe = &errors.errors[i];
+		struct log_fields f = LOG_FIELDS_INIT;
+
+		f.unit = e->name;
+		if (pe->line)
+			log_event(LOG_WARNING, MID_UNIT_SECTION_INVALID, &f, "%s:%u: %s (unit %s; this file is ignored)",
+				  pe->file, pe->line, pe->message, e->name);
+		else
+			log_event(LOG_WARNING, MID_UNIT_SECTION_INVALID, &f, "%s: %s (unit %s; this file is ignored)",
+				  pe->file, pe->message, e->name);
+	}
+	policy_done(&errors);
+	return r;
+}
+
 /* Both answers are in: read the files, keep the result, decide the
  * processes that waited for it. */
 static void entry_complete(struct unit_entry *e)
 {
 	struct units *u = e->u;
 	_cleanup_free_ char *source = NULL, *name = NULL;
-	_cleanup_free_ const char **order = NULL;
 	struct rule_settings s = { .protect = -1 };
 	struct unit_waiter *waiters;
 	size_t n_waiters;
@@ -275,26 +300,7 @@ static void entry_complete(struct unit_entry *e)
 			goto decide;
 		}
 	} else if (!e->no_unit) {
-		struct policy errors;
-
-		order = unit_files_order(e->fragment, e->dropins);
-		policy_init(&errors);
-		r = order ? unit_files_load(order, &errors, &s, &source) : -ENOMEM;
-		for (size_t i = 0; i < errors.n_errors; i++) {
-			const struct policy_error *pe = &errors.errors[i];
-			struct log_fields f = LOG_FIELDS_INIT;
-
-			f.unit = e->name;
-			if (pe->line)
-				log_event(LOG_WARNING, MID_UNIT_SECTION_INVALID, &f,
-					  "%s:%u: %s (unit %s; this file is ignored)", pe->file, pe->line,
-					  pe->message, e->name);
-			else
-				log_event(LOG_WARNING, MID_UNIT_SECTION_INVALID, &f,
-					  "%s: %s (unit %s; this file is ignored)", pe->file, pe->message,
-					  e->name);
-		}
-		policy_done(&errors);
+		r = entry_read_files(e, &s, &source);
 		if (r < 0) {
 			log_error_errno(r, "cannot read the unit files of %s: %m; deciding without its section",
 				  e->name);

@@ -29,7 +29,9 @@
 
 struct kcgroup {
 	char *path;	   /* "/system.slice/x.service" */
-	unsigned users;	   /* protected processes directly in it */
+	unsigned users;	   /* holders: protected processes directly in it, and itself when pushed */
+	bool pushed;	   /* protected as a cgroup (the push path), asking for pushed_limit */
+	uint64_t pushed_limit;
 	unsigned wanted;   /* cgroups at or below it with users */
 	bool owned;	   /* we changed it from 0 */
 	int failed;	   /* last write error, reported once */
@@ -462,12 +464,44 @@ static void update_limit(struct kstate *s, struct kcgroup *c)
 
 /* A process leaves c: its bound no longer counts, and the chain is
  * released with the last one. */
-static void leave_cgroup(struct kstate *s, struct kpid *p)
+/* One more holder of c (a protected process in it, or the cgroup pushed
+ * as such) asking for the bound want: counted, and the chain set with
+ * the first. On failure nothing is counted and c is dropped if unused. */
+static int join_cgroup(struct kstate *s, struct kcgroup *c, uint64_t want)
 {
-	struct kcgroup *c = p->c;
+	int r = count_limit(c, want, +1);
+
+	if (r < 0) {
+		drop_cgroup(s, c);
+		return r;
+	}
+	if (c->users++ > 0) {
+		update_limit(s, c);
+		return 0;
+	}
+	c->limit = want;
+	r = for_each_prefix(s, c->path, +1);
+	if (r < 0) {
+		/* Nothing of the chain counted: the holder is not ours, or
+		 * its release would count the chain down from 0 and leave it
+		 * never set again. */
+		c->users--;
+		count_limit(c, want, -1);
+		drop_cgroup(s, c);
+		return r;
+	}
+	if (c->wanted > 1) /* also an ancestor of a protected cgroup: its bound now */
+		set_one(s, c);
+	return 0;
+}
+
+/* A holder of c asking for limit goes: the chain is released with the
+ * last one. */
+static void leave_cgroup(struct kstate *s, struct kcgroup *c, uint64_t limit)
+{
 	char *path;
 
-	count_limit(c, p->limit, -1);
+	count_limit(c, limit, -1);
 	if (--c->users > 0) {
 		update_limit(s, c);
 		return;
@@ -504,45 +538,74 @@ static int kernel_protect(void *state, const struct protect_target *t)
 	if (p) {
 		/* Moved to another cgroup: follow it. */
 		hashmap_remove(&s->pids, INT_TO_KEY(t->pid));
-		leave_cgroup(s, p);
+		leave_cgroup(s, p->c, p->limit);
 		free(p);
 	}
 	c = get_cgroup(s, t->cgroup, strlen(t->cgroup));
 	if (!c)
 		return -ENOMEM;
 	p = calloc(1, sizeof(*p));
-	if (!p || count_limit(c, want, +1) < 0) {
-		free(p);
+	if (!p) {
 		drop_cgroup(s, c);
 		return -ENOMEM;
 	}
 	*p = (struct kpid){ .c = c, .limit = want };
-	r = hashmap_put(&s->pids, INT_TO_KEY(t->pid), p);
+	r = join_cgroup(s, c, want);
 	if (r < 0) {
-		count_limit(c, want, -1);
 		free(p);
-		drop_cgroup(s, c);
 		return r;
 	}
-	if (c->users++ == 0) {
-		c->limit = want;
-		r = for_each_prefix(s, c->path, +1);
-		if (r < 0) {
-			/* Nothing of the chain counted: the process is not
-			 * ours, or its release would count the chain down
-			 * from 0 and leave it never set again. */
-			c->users--;
-			count_limit(c, want, -1);
-			free(hashmap_remove(&s->pids, INT_TO_KEY(t->pid)));
-			drop_cgroup(s, c);
+	r = hashmap_put(&s->pids, INT_TO_KEY(t->pid), p);
+	if (r < 0) {
+		leave_cgroup(s, c, want);
+		free(p);
+		return r;
+	}
+	return 0;
+}
+
+/* The push path: the cgroup protected as such, one holder however many
+ * processes it has; again with another bound, the bound follows. */
+static int kernel_protect_cgroup(void *state, const char *cgroup, const struct rule_settings *rs)
+{
+	struct kstate *s = state;
+	uint64_t want = wanted_limit(rs);
+	struct kcgroup *c;
+	int r;
+
+	if (!cgroup || streq(cgroup, "/"))
+		return -EINVAL; /* the root cgroup has no such file */
+	c = get_cgroup(s, cgroup, strlen(cgroup));
+	if (!c)
+		return -ENOMEM;
+	if (c->pushed) {
+		if (c->pushed_limit == want)
+			return 0;
+		r = count_limit(c, want, +1);
+		if (r < 0)
 			return r;
-		}
-		if (c->wanted > 1) /* also an ancestor of a protected cgroup: its bound now */
-			set_one(s, c);
+		count_limit(c, c->pushed_limit, -1);
+		c->pushed_limit = want;
+		update_limit(s, c);
 		return 0;
 	}
-	update_limit(s, c);
+	r = join_cgroup(s, c, want);
+	if (r < 0)
+		return r;
+	c->pushed = true;
+	c->pushed_limit = want;
 	return 0;
+}
+
+static void kernel_release_cgroup(void *state, const char *cgroup)
+{
+	struct kstate *s = state;
+	struct kcgroup *c = hashmap_get(&s->cgroups, cgroup);
+
+	if (!c || !c->pushed)
+		return;
+	c->pushed = false;
+	leave_cgroup(s, c, c->pushed_limit);
 }
 
 static void kernel_release(void *state, pid_t pid)
@@ -552,7 +615,7 @@ static void kernel_release(void *state, pid_t pid)
 
 	if (!p)
 		return;
-	leave_cgroup(s, p);
+	leave_cgroup(s, p->c, p->limit);
 	free(p);
 }
 
@@ -650,6 +713,8 @@ const struct backend_ops backend_kernel_ops = {
 	.destroy = kernel_destroy,
 	.protect = kernel_protect,
 	.release = kernel_release,
+	.protect_cgroup = kernel_protect_cgroup,
+	.release_cgroup = kernel_release_cgroup,
 	.reconfigure = kernel_reconfigure,
 	.scan_done = kernel_scan_done,
 	.describe = kernel_describe,

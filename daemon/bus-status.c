@@ -8,6 +8,7 @@
 #include "bus-stats.h"
 #include "bus-status.h"
 #include "bus-strings.h"
+#include "cgroup.h"
 #include "hashmap.h"
 #include "log.h"
 #include "manager-view.h"
@@ -46,6 +47,8 @@ struct group {
 	struct exe_sample samples[SAMPLES_PER_GROUP];
 	size_t n_samples;
 	size_t n_unsampled; /* processes of executables past the cap */
+	bool pushed;	    /* protected as a whole: its processes read from cgroupfs */
+	bool filled;	    /* and read already */
 };
 
 struct groups {
@@ -109,54 +112,99 @@ static int group_sample(struct group *g, const char *exe, pid_t pid)
 	return 0;
 }
 
-/* The unit's own cgroup: the process's cgroup cut after the component
- * named like the unit. */
-static char *unit_cgroup(const char *cgroup, const char *unit)
+/* The group of key, made with what the first of its members says. */
+static struct group *group_get(struct groups *gs, const char *key, const char *cgroup, const char *unit,
+			       const char *source, const char *source_kind)
 {
-	size_t ul = strlen(unit);
-
-	for (const char *p = cgroup; (p = strstr(p, unit)); p++)
-		if (p > cgroup && p[-1] == '/' && (p[ul] == '/' || p[ul] == '\0'))
-			return strndup(cgroup, (size_t)(p - cgroup) + ul);
-	return strdup(cgroup);
-}
-
-static int collect_process(const struct manager_process_info *p, void *userdata)
-{
-	struct groups *gs = userdata;
-	const char *key = p->unit ? p->unit : p->cgroup ? p->cgroup : "-";
 	struct group *g = group_find(gs, key);
-	pid_t *pids;
 
 	if (!g) {
 		struct group *n = realloc(gs->g, (gs->n + 1) * sizeof(*n));
 
 		if (!n)
-			return -ENOMEM;
+			return NULL;
 		gs->g = n;
 		/* The index holds positions, not pointers: realloc moves. */
 		g = &gs->g[gs->n++];
 		*g = (struct group){
 			.key = strdup(key),
-			.cgroup = p->unit && p->cgroup ? unit_cgroup(p->cgroup, p->unit) :
-							 strdup(p->cgroup ? p->cgroup : "/"),
-			.source = strdup(p->source ? p->source : "?"),
-			.source_kind = p->source_kind ?: "default",
-			.is_unit = p->unit != NULL,
+			.cgroup = unit && cgroup ? cgroup_unit_root(cgroup, unit) : strdup(cgroup ? cgroup : "/"),
+			.source = strdup(source ? source : "?"),
+			.source_kind = source_kind ?: "default",
+			.is_unit = unit != NULL,
 		};
 		if (!g->key || !g->cgroup || !g->source)
-			return -ENOMEM;
+			return NULL;
 		if (hashmap_put(&gs->index, g->key, (void *)(uintptr_t)gs->n) < 0)
-			return -ENOMEM;
+			return NULL;
 	}
+	return g;
+}
+
+static int group_add_pid(struct group *g, pid_t pid, const char *exe)
+{
+	pid_t *pids;
+
 	if ((g->n_pids & (g->n_pids - 1)) == 0) { /* grow at powers of two */
 		pids = realloc(g->pids, (g->n_pids ? 2 * g->n_pids : 1) * sizeof(pid_t));
 		if (!pids)
 			return -ENOMEM;
 		g->pids = pids;
 	}
-	g->pids[g->n_pids++] = p->pid;
-	return group_sample(g, p->exe, p->pid);
+	g->pids[g->n_pids++] = pid;
+	return group_sample(g, exe, pid);
+}
+
+static int collect_process(const struct manager_process_info *p, void *userdata)
+{
+	struct groups *gs = userdata;
+	const char *key = p->unit ? p->unit : p->cgroup ? p->cgroup : "-";
+	struct group *g = group_get(gs, key, p->cgroup, p->unit, p->source, p->source_kind);
+
+	return g ? group_add_pid(g, p->pid, p->exe) : -ENOMEM;
+}
+
+static int collect_pushed(const struct manager_cgroup_info *c, void *userdata)
+{
+	struct groups *gs = userdata;
+	struct group *g = group_get(gs, c->unit ?: c->cgroup, c->cgroup, c->unit, c->source, c->source_kind);
+
+	if (!g)
+		return -ENOMEM;
+	g->pushed = true;
+	return 0;
+}
+
+/* A group protected as a whole: its processes from cgroupfs, at most
+ * PUSHED_PIDS of them, and their executables until SAMPLES_PER_GROUP are
+ * known or READLINKS_PER_GROUP were read. Once per call, in its step. */
+#define PUSHED_PIDS 4096
+#define READLINKS_PER_GROUP 64
+static void group_fill(struct bus_status *b, struct group *g)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0, readlinks = 0;
+
+	if (!g->pushed || g->filled)
+		return;
+	g->filled = true;
+	if (cgroup_list_pids(manager_cgroup_root_fd(b->m), g->cgroup, PUSHED_PIDS, &pids, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char name[32], exe[4096] = "?";
+
+		if (g->n_samples < SAMPLES_PER_GROUP && readlinks++ < READLINKS_PER_GROUP) {
+			ssize_t l;
+
+			snprintf(name, sizeof(name), "%d/exe", (int)pids[i]);
+			l = readlinkat(manager_proc_fd(b->m), name, exe, sizeof(exe) - 1);
+			if (l < 0)
+				continue; /* exited, or a kernel thread */
+			exe[l] = '\0';
+		}
+		if (group_add_pid(g, pids[i], exe) < 0)
+			return;
+	}
 }
 
 struct figures {
@@ -528,6 +576,8 @@ static struct status_job *status_job_new(struct bus_status *b, sd_bus_message *c
 	groups_init(&j->gs);
 	if (collect) {
 		r = manager_foreach_process(b->m, collect_process, &j->gs);
+		if (r >= 0)
+			r = manager_foreach_pushed(b->m, collect_pushed, &j->gs);
 		if (r < 0) {
 			status_job_free(j);
 			*ret_r = r;
@@ -548,6 +598,7 @@ static int units_read_group(struct status_job *j, size_t i)
 {
 	struct units_job *u = j->data;
 
+	group_fill(j->b, &j->gs.g[i]);
 	group_figures(j->b, &j->gs, &j->gs.g[i], &u->reps[i], &u->figs[i], u->ex);
 	return 0;
 }
@@ -793,6 +844,7 @@ static int libs_read_group(struct status_job *j, size_t g)
 	struct libs_job *lj = j->data;
 	int r = 0;
 
+	group_fill(j->b, &j->gs.g[g]);
 	for (size_t k = 0; k < j->gs.g[g].n_samples; k++, lj->sample_id++) {
 		const struct exe_sample *smp = &j->gs.g[g].samples[k];
 		struct text_mappings tm;

@@ -55,6 +55,8 @@ static int get_property(sd_bus *bus, const char *path, const char *interface, co
 		return sd_bus_message_append(reply, "b", st.dry_run);
 	if (streq(property, "ProcessesProtected"))
 		return sd_bus_message_append(reply, "u", (uint32_t)st.processes_protected);
+	if (streq(property, "CgroupsProtected"))
+		return sd_bus_message_append(reply, "u", (uint32_t)st.cgroups_protected);
 	if (streq(property, "ExecEvents"))
 		return sd_bus_message_append(reply, "t", st.exec_events);
 	if (streq(property, "ExitEvents"))
@@ -286,6 +288,7 @@ static const sd_bus_vtable manager_vtable[] = {
 	PROP("Backend", "s"),
 	PROP("DryRun", "b"),
 	PROP("ProcessesProtected", "u"),
+	PROP("CgroupsProtected", "u"),
 	PROP("ExecEvents", "t"),
 	PROP("ExitEvents", "t"),
 	PROP("Decisions", "t"),

@@ -73,7 +73,7 @@ int cgroup1_find_memory_mount(const char *mountinfo, char **ret_path)
 	return find_cgroup_mount(mountinfo, true, ret_path);
 }
 
-int cgroup_parse_proc_cgroup(const char *buf, size_t len, char **ret_path)
+int cgroup_find_proc_cgroup(const char *buf, size_t len, const char **ret, size_t *ret_len)
 {
 	const char *p = buf, *end = buf + len, *found = NULL;
 	size_t found_len = 0;
@@ -94,6 +94,19 @@ int cgroup_parse_proc_cgroup(const char *buf, size_t len, char **ret_path)
 		return -ENOENT;
 	if (found_len == 0 || found[0] != '/' || memchr(found, '\0', found_len))
 		return -EBADMSG;
+	*ret = found;
+	*ret_len = found_len;
+	return 0;
+}
+
+int cgroup_parse_proc_cgroup(const char *buf, size_t len, char **ret_path)
+{
+	const char *found;
+	size_t found_len;
+	int r = cgroup_find_proc_cgroup(buf, len, &found, &found_len);
+
+	if (r < 0)
+		return r;
 	*ret_path = memdup_str(found, found_len);
 	return *ret_path ? 0 : -ENOMEM;
 }
@@ -249,4 +262,14 @@ int cgroup_list_pids(int root_fd, const char *cgroup_path, size_t max, pid_t **r
 	*ret_pids = TAKE_PTR(pids);
 	*ret_n = n;
 	return 0;
+}
+
+char *cgroup_unit_root(const char *cgroup, const char *unit)
+{
+	size_t ul = strlen(unit);
+
+	for (const char *p = cgroup; (p = strstr(p, unit)); p++)
+		if (p > cgroup && p[-1] == '/' && (p[ul] == '/' || p[ul] == '\0'))
+			return strndup(cgroup, (size_t)(p - cgroup) + ul);
+	return strdup(cgroup);
 }

@@ -4,6 +4,19 @@
 
 #include "manager-state.h"
 
+struct manager_cgroup_info;
+
+/* A unit's text as last read: bytes, and when (0: never). */
+struct text_estimate {
+	char *key;
+	uint64_t bytes, at_usec;
+};
+
+/* The cgroups protected as a whole (manager_foreach_pushed()), passed in. */
+typedef int (*auto_foreach_pushed_fn)(struct manager *m,
+				      int (*fn)(const struct manager_cgroup_info *c, void *userdata),
+				      void *userdata);
+
 /* Decides the processes of a unit again (keyed by key, in cgroup) after
  * the engine changed its mind: passed in by the caller. */
 typedef void (*auto_apply_fn)(struct manager *m, const char *key, const char *cgroup);
@@ -19,4 +32,4 @@ void auto_reload_begin(struct manager *m);
 void auto_reload_end(struct manager *m);
 /* One round (the auto timer): sample the watched units, decide, log,
  * and apply() each unit the engine protects or releases. */
-void auto_round(struct manager *m, auto_apply_fn apply);
+void auto_round(struct manager *m, auto_apply_fn apply, auto_foreach_pushed_fn foreach_pushed);

@@ -29,6 +29,32 @@ int connector_open(struct manager *m)
 	return 0;
 }
 
+int connector_set(struct manager *m, bool on)
+{
+	int r;
+
+	if (on == (m->cn_fd >= 0 || m->cn_reopen_failures > 0))
+		return 0;
+	if (!on) {
+		m->cn_source = sd_event_source_disable_unref(m->cn_source);
+		closep(&m->cn_fd);
+		m->cn_fd = -1;
+		(void)event_timer_set(m->cn_retry_timer, USEC_OFF);
+		(void)event_timer_set(m->cn_batch_timer, USEC_OFF);
+		log_info("not listening to the proc connector any more: no rule names executables (MatchExe=) and "
+			 "backend %s protects cgroups as a whole", m->backend_ops->name);
+		return 0;
+	}
+	r = connector_open(m);
+	if (r < 0)
+		return r;
+	log_info("listening to the proc connector (%s)",
+		 !m->cn_filtered    ? "all events, filtered here: kernel older than 6.6" :
+		 m->pin_by_proc_dir ? "exec and exit events only, kernel-side filter" :
+				      "exec events only, kernel-side filter; exits from pidfds");
+	return 0;
+}
+
 /* After a socket error nothing says which events were lost: a new
  * socket, then a rescan once it listens. Retried every second while the
  * kernel refuses, reported once. */

@@ -10,6 +10,7 @@
 #include "cnproc.h"
 #include "manager-auto.h"
 #include "manager-decide.h"
+#include "manager-push.h"
 #include "manager-stats.h"
 #include "manager-tracking.h"
 #include "manager-view.h"
@@ -18,8 +19,86 @@
 enum look_outcome {
 	LOOK_DECIDED,	/* d holds the decision (and l the pin when it protects) */
 	LOOK_WAITING,	/* its unit's section is being asked for: decided later */
+	LOOK_PUSHED,	/* its cgroup is decided as a whole (manager-push.c) */
 	LOOK_FAILED,	/* the error is returned */
 };
+
+/* The decision cache: what an exec in a cgroup needs. Most execs are in
+ * cgroups no rule can protect, or in cgroups decided as a whole: those
+ * cost one read of /proc/PID/cgroup. Cleared when the policy, a unit's
+ * section or systemd's view of units changes; bounded. */
+enum cgroup_class {
+	CLASS_LOOK = 1, /* a rule may protect a process here: look at each */
+	CLASS_NONE,	/* no rule can protect a process here */
+	CLASS_PUSHED,	/* decided as a whole, whatever runs here */
+};
+#define CLASSES_MAX 16384
+
+struct class_entry {
+	char *path;
+	enum cgroup_class c;
+};
+
+void decide_cache_clear(struct manager *m)
+{
+	struct class_entry *e;
+	size_t cursor = 0;
+
+	while ((e = hashmap_steal(&m->classes, &cursor))) {
+		free(e->path);
+		free(e);
+	}
+}
+
+static void class_put(struct manager *m, const char *cgroup, enum cgroup_class c)
+{
+	struct class_entry *e;
+
+	if (hashmap_get(&m->classes, cgroup))
+		return;
+	if (m->classes.n_items >= CLASSES_MAX)
+		decide_cache_clear(m);
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->path = strdup(cgroup)) || hashmap_put(&m->classes, e->path, e) < 0) {
+		if (e)
+			free(e->path);
+		free(e);
+		return; /* not cached: decided the long way next time too */
+	}
+	e->c = c;
+}
+
+static enum cgroup_class class_of(struct manager *m, const struct policy_input *in)
+{
+	if (m->push && !policy_exe_matters(&m->policy, in))
+		return CLASS_PUSHED;
+	return policy_may_protect(&m->policy, in) ? CLASS_LOOK : CLASS_NONE;
+}
+
+/* An exec (not of a tracked process) in a cgroup whose class is known
+ * and needs nothing: true, decided. */
+static bool decided_by_class(struct manager *m, pid_t pid)
+{
+	const struct class_entry *e;
+	const char *cgroup;
+	char buf[4096];
+	int r;
+
+	if (!m->classes.n_items)
+		return false;
+	r = look_cgroup(m->proc_fd, pid, buf, sizeof(buf), &cgroup);
+	if (r == -ESRCH) {
+		m->n_gone_early++; /* exited before we looked: normal */
+		return true;
+	}
+	if (r < 0)
+		return false;
+	e = hashmap_get(&m->classes, cgroup);
+	if (!e || e->c == CLASS_LOOK)
+		return false;
+	m->n_class_hits++;
+	return true;
+}
 
 /* Look at pid (cgroup, unit), ask the unit's section and the policy;
  * read the executable and pin the process only when a rule may protect
@@ -27,6 +106,7 @@ enum look_outcome {
 static int look_and_decide(struct manager *m, pid_t pid, uint64_t exec_ts, const struct tracked *t,
 			   struct look *l, struct policy_decision *d, enum look_outcome *ret)
 {
+	enum cgroup_class class;
 	struct policy_input in;
 	int r;
 
@@ -48,10 +128,16 @@ static int look_and_decide(struct manager *m, pid_t pid, uint64_t exec_ts, const
 			in.unit_section_source = l->unit_source;
 		}
 	}
+	class = class_of(m, &in);
+	class_put(m, l->cgroup, class);
+	if (class == CLASS_PUSHED) {
+		*ret = LOOK_PUSHED;
+		return 0;
+	}
 	/* Most processes are in no cgroup a rule protects: decide those
 	 * without reading their executable or pinning them. Rules that need
 	 * the executable do not match them, and none of them protects. */
-	if (policy_may_protect(&m->policy, &in)) {
+	if (class == CLASS_LOOK) {
 		r = look_at_exe(l);
 		if (r < 0)
 			return r;
@@ -125,9 +211,33 @@ int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 		release_tracked(m, t);
 		t = NULL;
 	}
+	if (!t && decided_by_class(m, pid)) {
+		m->n_decisions++;
+		if (exec_ts)
+			record_latency(m, exec_ts);
+		return 0;
+	}
 	r = look_and_decide(m, pid, exec_ts, t, &l, &d, &outcome);
 	if (r < 0)
 		return look_failed(m, pid, exec_ts, t, r);
+	if (outcome == LOOK_PUSHED) {
+		/* Its cgroup is protected as a whole (or not) on the push
+		 * path: a process followed until now (moved there, or a
+		 * reload) is not any more. */
+		m->n_decisions++;
+		if (t) {
+			struct log_fields f = LOG_FIELDS_INIT;
+
+			f.pid = pid;
+			f.exe = t->exe;
+			f.cgroup = l.cgroup;
+			log_event(LOG_INFO, MID_PROCESS_RELEASED, &f,
+				  "pid %d (%s) no longer followed: its cgroup %s is decided as a whole (%s)", (int)pid,
+				  strna(t->exe), l.cgroup, push_protects(m, l.cgroup) ? "protected" : "not protected");
+			release_tracked(m, t);
+		}
+		return 0;
+	}
 	if (outcome == LOOK_WAITING) {
 		/* Decided when systemd has answered; a tracked process keeps
 		 * what it has meanwhile (a rescan must not sweep it). */
@@ -279,6 +389,9 @@ void decide_unit_again(struct manager *m, const char *key, const char *cgroup)
 	size_t n = 0;
 	int r;
 
+	push_decide_key_again(m, key, cgroup);
+	if (!push_needs_processes(m) && !m->procs.n_items)
+		return; /* no process is followed */
 	r = cgroup_list_pids(m->cgroup_root_fd, cgroup, SIZE_MAX, &pids, &n);
 	if (r < 0)
 		log_debug_errno(r, "Protect=auto: cannot list the processes of %s: %m", key);

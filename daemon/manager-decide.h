@@ -15,6 +15,9 @@ int scan_all(struct manager *m);
 /* A rescan of /proc shortly: events were lost. */
 void schedule_full_rescan(struct manager *m);
 int on_full_rescan(sd_event_source *s, uint64_t usec, void *userdata);
+/* Forget what exec decisions know of cgroups: a decision may change
+ * (a reload, a unit's section, systemd reloaded). */
+void decide_cache_clear(struct manager *m);
 /* Protect=auto changed its mind about a unit: decide its processes
  * again (auto_apply_fn). */
 void decide_unit_again(struct manager *m, const char *key, const char *cgroup);

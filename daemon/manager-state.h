@@ -18,6 +18,8 @@
 #include "look.h"
 #include "policy.h"
 #include "prewarm.h"
+#include "cgroup-watch.h"
+#include "unit-events.h"
 #include "units.h"
 #include "util.h"
 
@@ -55,7 +57,6 @@ struct tracked {
 	uint64_t exec_bytes;	   /* file-backed exec mappings, last look */
 	sd_event_source *exit_source; /* the pidfd turning readable */
 	bool by_auto;		   /* protected by a Protect=auto decision */
-	uint64_t auto_text_bytes;  /* Protect=auto's budget: its text, read once (kernel backend) */
 };
 
 struct stage_queue {
@@ -97,11 +98,30 @@ struct manager {
 	char *cgroup_root;
 
 	struct hashmap procs; /* pid -> struct tracked (protected ones only) */
+	/* What an exec in a cgroup needs (manager-decide.c): cgroup path
+	 * -> enum cgroup_class, cleared whenever a decision may change. */
+	struct hashmap classes;
+	uint64_t n_class_hits;
+	/* Cgroups pushed (manager-push.c): with a backend that protects
+	 * cgroups as such, the cgroups told by cgroupfs (cgroup_watch) and
+	 * systemd (unit_events) are decided, not the processes in them. */
+	bool push;		     /* the backend protects cgroups as such */
+	bool push_tree;		     /* every cgroup directory is watched */
+	struct hashmap pushed;	     /* path -> struct pushed (wanted, waiting or protected) */
+	struct cgroup_watch *cw;     /* inotify on cgroupfs */
+	sd_event_source *cw_source;
+	struct unit_events *uw;	     /* units starting and stopping, from systemd */
+	size_t n_pushed_now;	     /* protected as a whole now */
+	uint64_t n_cgroup_events, n_pushed_protects, n_push_errors;
+	uint32_t push_latency_us[256]; /* a cgroup's creation to its protection */
+	uint64_t n_push_latency;
 	/* Protect=auto (manager-auto.c): the engine, the text fault reader,
 	 * the watched units (unit -> struct auto_unit) and their sampling. */
 	struct autoprotect *autoprotect;
 	struct text_faults *text_faults;
 	struct hashmap auto_units;
+	struct hashmap auto_estimates; /* key -> struct text_estimate: explicit units' text */
+	size_t auto_reads_left;	       /* mappings a round may still read */
 	sd_event_source *auto_timer;
 	unit_settings_fn unit_settings; /* [X-ExecGuard] of a unit, or NULL */
 	void *unit_settings_userdata;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the D-Bus interface reads of the manager (manager-view.h). */
 #include "cgroup.h"
+#include "manager-push.h"
 #include "manager-state.h"
 #include "manager-view.h"
 
@@ -103,7 +104,7 @@ int manager_explain(struct manager *m, pid_t pid, struct manager_explanation *re
 	if (ret->decision.watch &&
 	    manager_auto_describe(m, l.unit ?: l.cgroup, ret->auto_state, sizeof(ret->auto_state)) > 0)
 		ret->decision.protect = true;
-	ret->tracked = hashmap_get(&m->procs, INT_TO_KEY(pid)) != NULL;
+	ret->tracked = hashmap_get(&m->procs, INT_TO_KEY(pid)) != NULL || push_protects(m, l.cgroup);
 	ret->exe = TAKE_PTR(l.exe);
 	ret->cgroup = TAKE_PTR(l.cgroup);
 	ret->unit = TAKE_PTR(l.unit);

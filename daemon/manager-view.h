@@ -26,10 +26,21 @@ struct manager_process_info {
 };
 typedef int (*manager_process_fn)(const struct manager_process_info *p, void *userdata);
 
+/* A cgroup protected as a whole (manager-push.c). */
+struct manager_cgroup_info {
+	const char *cgroup, *unit; /* unit from the path; NULL outside units */
+	const char *source;	   /* what decided to protect it */
+	const char *source_kind;   /* policy_decision.protect_kind */
+	const struct rule_settings *settings;
+	bool by_auto;		   /* Protect=auto's engine protects it */
+};
+typedef int (*manager_cgroup_fn)(const struct manager_cgroup_info *c, void *userdata);
+
 struct manager_stats {
 	const char *backend;
 	bool dry_run;
 	size_t processes_protected;
+	size_t cgroups_protected;  /* as a whole: the push path */
 	uint64_t exec_events, exit_events, decisions, overflows, full_rescans, backend_errors;
 	uint32_t latency_p50_us, latency_p99_us, latency_max_us;
 };
@@ -58,6 +69,9 @@ int manager_proc_fd(struct manager *m);
 /* The text fault reader (textfault.h) Protect=auto and status calls share. */
 struct text_faults *manager_text_faults(struct manager *m);
 int manager_foreach_process(struct manager *m, manager_process_fn fn, void *userdata);
+/* manager-push.c: each cgroup protected as a whole now; stops at a
+ * non-zero return. */
+int manager_foreach_pushed(struct manager *m, manager_cgroup_fn fn, void *userdata);
 /* manager-stats.c */
 void manager_get_stats(struct manager *m, struct manager_stats *ret);
 /* Which policy applies to pid now, and why; -ESRCH if it is gone. */

@@ -9,11 +9,11 @@
 #include <systemd/sd-daemon.h>
 
 #include "bus.h"
-#include "caps.h"
 #include "cnproc.h"
 #include "cgroup.h"
 #include "manager-auto.h"
 #include "manager-connector.h"
+#include "manager-push.h"
 #include "manager-stats.h"
 #include "manager-tracking.h"
 #include "manager.h"
@@ -83,6 +83,7 @@ int manager_reload(struct manager *m, struct policy *ret_rejected)
 			tracked_unqueue(m, m->stages[i].head);
 	policy_done(&m->policy);
 	m->policy = next;
+	decide_cache_clear(m);
 	m->env.settings = &m->policy.daemon;
 	m->backend_ops->reconfigure(m->backend, &m->policy.daemon);
 	auto_reload_begin(m);
@@ -90,7 +91,14 @@ int manager_reload(struct manager *m, struct policy *ret_rejected)
 	log_event(LOG_INFO, MID_POLICY_LOADED, &f, "policy reloaded: %zu rule%s from %zu file%s",
 		  m->policy.n_rules, m->policy.n_rules == 1 ? "" : "s", m->policy.n_files,
 		  m->policy.n_files == 1 ? "" : "s");
-	scan_all(m);
+	/* A rule that names executables may have come or gone. */
+	(void)connector_set(m, push_needs_processes(m));
+	if (push_needs_processes(m) || m->procs.n_items)
+		scan_all(m);
+	if (m->push) {
+		m->push_tree = m->push_tree || policy_matches_beyond_units(&m->policy);
+		(void)push_scan(m);
+	}
 	auto_reload_end(m);
 	update_status(m, NULL);
 	sd_notify(false, "READY=1");
@@ -107,8 +115,13 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 int manager_rescan(struct manager *m)
 {
-	int r = scan_all(m);
+	int r = 0;
 
+	decide_cache_clear(m);
+	if (push_needs_processes(m) || m->procs.n_items)
+		r = scan_all(m);
+	if (r >= 0)
+		r = push_scan(m);
 	update_status(m, NULL);
 	return r;
 }
@@ -157,7 +170,21 @@ static int on_auto_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	(void)s;
 	(void)usec;
-	auto_round(userdata, decide_unit_again);
+	auto_round(userdata, decide_unit_again, manager_foreach_pushed);
+	return 0;
+}
+
+static int on_cgroup_watch(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct manager *m = userdata;
+	int r;
+
+	(void)s;
+	(void)fd;
+	(void)revents;
+	r = cgroup_watch_dispatch(m->cw, &push_cgroup_watch_callbacks, m);
+	if (r < 0)
+		return log_error_errno(r, "cannot read cgroup events: %m");
 	return 0;
 }
 
@@ -181,7 +208,9 @@ static void raise_nofile_limit(void)
 		log_warning_errno(errno, "cannot raise the open file limit to %llu: %m", (unsigned long long)rl.rlim_max);
 }
 
-int manager_new(const struct manager_args *args, struct manager **ret)
+/* The loop, and every source of the manager's own in it (disabled
+ * until armed), each named for sd-event's logs. */
+static int add_sources(struct manager *m)
 {
 	static const struct {
 		int signo;
@@ -193,8 +222,41 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 		{ SIGINT, "SIGINT", on_terminate },
 		{ SIGUSR1, "SIGUSR1", on_stats },
 	};
-	_cleanup_(manager_freep) struct manager *m = NULL;
 	sigset_t mask;
+	int r;
+
+	r = sd_event_default(&m->event);
+	if (r < 0)
+		return log_error_errno(r, "cannot create the event loop: %m");
+	sigemptyset(&mask);
+	for (size_t i = 0; i < ELEMENTSOF(signals); i++)
+		sigaddset(&mask, signals[i].signo);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	for (size_t i = 0; i < ELEMENTSOF(signals); i++) {
+		r = sd_event_add_signal(m->event, &m->signal_sources[i], signals[i].signo, signals[i].handler, m);
+		if (r < 0)
+			return log_error_errno(r, "cannot handle %s: %m", signals[i].name);
+		(void)sd_event_source_set_description(m->signal_sources[i], signals[i].name);
+	}
+	if ((r = event_add_timer(m->event, &m->rescan_timer, "later-looks", on_later_looks, m)) < 0 ||
+	    (r = event_add_timer(m->event, &m->full_rescan_timer, "full-rescan", on_full_rescan, m)) < 0 ||
+	    (r = event_add_timer(m->event, &m->status_timer, "status", on_status_timer, m)) < 0 ||
+	    (r = event_add_timer(m->event, &m->remap_timer, "remap", on_remap_timer, m)) < 0 ||
+	    (r = event_add_timer(m->event, &m->cn_retry_timer, "connector-retry", on_connector_retry, m)) < 0 ||
+	    (r = event_add_timer(m->event, &m->cn_batch_timer, "exec-batch", on_connector_batch, m)) < 0 ||
+	    (r = event_add_timer(m->event, &m->auto_timer, "auto-sample", on_auto_timer, m)) < 0 ||
+	    (r = event_add_defer(m->event, &m->units_rescan, "units-rescan", on_units_rescan, m)) < 0)
+		return r;
+	/* Sends WATCHDOG=1 at half of WATCHDOG_USEC when that is set. */
+	r = sd_event_set_watchdog(m->event, true);
+	if (r < 0)
+		return log_error_errno(r, "cannot set up the watchdog: %m");
+	return 0;
+}
+
+int manager_new(const struct manager_args *args, struct manager **ret)
+{
+	_cleanup_(manager_freep) struct manager *m = NULL;
 	int r;
 
 	m = calloc(1, sizeof(*m));
@@ -209,6 +271,9 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 	m->pin_by_proc_dir = args->proc_root && !streq(args->proc_root, "/proc");
 	raise_nofile_limit();
 	hashmap_init(&m->procs, hash_int, equal_int);
+	hashmap_init(&m->pushed, hash_string, equal_string);
+	hashmap_init(&m->classes, hash_string, equal_string);
+	hashmap_init(&m->auto_estimates, hash_string, equal_string);
 	hashmap_init(&m->auto_units, hash_string, equal_string);
 	policy_init(&m->policy);
 
@@ -237,108 +302,21 @@ int manager_new(const struct manager_args *args, struct manager **ret)
 			log_warning("cannot open state directory %s: %m", args->state_dir);
 	}
 
-	r = sd_event_default(&m->event);
+	r = add_sources(m);
 	if (r < 0)
-		return log_error_errno(r, "cannot create the event loop: %m");
-	sigemptyset(&mask);
-	for (size_t i = 0; i < ELEMENTSOF(signals); i++)
-		sigaddset(&mask, signals[i].signo);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	for (size_t i = 0; i < ELEMENTSOF(signals); i++) {
-		r = sd_event_add_signal(m->event, &m->signal_sources[i], signals[i].signo, signals[i].handler, m);
-		if (r < 0)
-			return log_error_errno(r, "cannot handle %s: %m", signals[i].name);
-		(void)sd_event_source_set_description(m->signal_sources[i], signals[i].name);
-	}
-	if ((r = event_add_timer(m->event, &m->rescan_timer, "later-looks", on_later_looks, m)) < 0 ||
-	    (r = event_add_timer(m->event, &m->full_rescan_timer, "full-rescan", on_full_rescan, m)) < 0 ||
-	    (r = event_add_timer(m->event, &m->status_timer, "status", on_status_timer, m)) < 0 ||
-	    (r = event_add_timer(m->event, &m->remap_timer, "remap", on_remap_timer, m)) < 0 ||
-	    (r = event_add_timer(m->event, &m->cn_retry_timer, "connector-retry", on_connector_retry, m)) < 0 ||
-	    (r = event_add_timer(m->event, &m->cn_batch_timer, "exec-batch", on_connector_batch, m)) < 0 ||
-	    (r = event_add_timer(m->event, &m->auto_timer, "auto-sample", on_auto_timer, m)) < 0 ||
-	    (r = event_add_defer(m->event, &m->units_rescan, "units-rescan", on_units_rescan, m)) < 0)
 		return r;
-	/* Sends WATCHDOG=1 at half of WATCHDOG_USEC when that is set. */
-	r = sd_event_set_watchdog(m->event, true);
-	if (r < 0)
-		return log_error_errno(r, "cannot set up the watchdog: %m");
 	*ret = TAKE_PTR(m);
 	return 0;
 }
 
-int manager_pick_backend(struct manager *m)
-{
-	static const enum backend_choice order[] = { BACKEND_KERNEL, BACKEND_LOCK };
-	enum backend_choice want = m->args.backend_override >= 0 ?
-					   (enum backend_choice)m->args.backend_override :
-					   m->policy.daemon.backend;
-	struct log_fields f = LOG_FIELDS_INIT;
-	int r;
-
-	m->env = (struct backend_env){
-		.state_dir_fd = m->state_dir_fd,
-		.cgroup_root_fd = m->cgroup_root_fd,
-		.cgroup_root = m->cgroup_root,
-		.proc_fd = m->proc_fd,
-		.dry_run = m->args.dry_run,
-		.event = m->event,
-		.settings = &m->policy.daemon,
-	};
-	if (want == BACKEND_AUTO) {
-		for (size_t i = 0; i < ELEMENTSOF(order) && !m->backend_ops; i++) {
-			const struct backend_ops *ops = backend_ops_for(order[i]);
-			char *why = NULL;
-
-			if (!ops)
-				continue;
-			if (ops->probe(&m->env, &why) == 0)
-				m->backend_ops = ops;
-			else
-				log_info("backend %s not usable: %s", ops->name, strna(why));
-			free(why);
-		}
-		if (!m->backend_ops) {
-			log_warning("no protecting backend works here; observing only (backend none)");
-			m->backend_ops = &backend_none_ops;
-		}
-	} else {
-		char *why = NULL;
-
-		m->backend_ops = backend_ops_for(want);
-		if (!m->backend_ops) {
-			log_error("backend %s is not built into this execguardd",
-				  backend_choice_to_string(want));
-			return -EOPNOTSUPP;
-		}
-		r = m->backend_ops->probe(&m->env, &why);
-		if (r < 0) {
-			log_error("backend %s cannot work here: %s", m->backend_ops->name,
-				  why ? why : STRERROR(r));
-			free(why);
-			return r;
-		}
-		free(why);
-	}
-	r = m->backend_ops->create(&m->env, &m->backend);
-	if (r < 0)
-		return log_error_errno(r, "cannot set up backend %s: %m", m->backend_ops->name);
-	m->backend_choice = want;
-	r = auto_setup(m);
-	if (r < 0)
-		return r;
-	f.backend = m->backend_ops->name;
-	log_event(LOG_INFO, MID_BACKEND, &f, "backend %s%s, cgroup2 at %s", m->backend_ops->name,
-		  m->args.dry_run ? " (dry run: nothing is changed)" : "", m->cgroup_root);
-	return 0;
-}
-
-/* The unit lookup's answers: the processes that waited are decided. */
+/* The unit lookup's answers: the processes and cgroups that waited are
+ * decided. */
 static void on_unit_answered(void *userdata, const char *unit, const struct unit_waiter *w, size_t n)
 {
-	(void)unit;
+	decide_cache_clear(userdata); /* the unit's cgroups may be others' now */
 	for (size_t i = 0; i < n; i++)
 		manager_decide_pid(userdata, w[i].pid, w[i].exec_ts);
+	push_unit_answered(userdata, unit);
 }
 
 static void on_units_rescan_request(void *userdata)
@@ -363,6 +341,8 @@ static void on_bus_connected(void *userdata, sd_bus *bus)
 	struct manager *m = userdata;
 	int r = units_set_bus(m->units, bus);
 
+	if (r >= 0 && m->uw)
+		r = unit_events_set_bus(m->uw, bus);
 	if (r < 0)
 		log_warning_errno(r, "cannot watch systemd on the bus: %m");
 }
@@ -373,6 +353,9 @@ int manager_start_bus(struct manager *m)
 	static const struct bus_control ctl = { on_bus_reload, on_bus_connected };
 	int r = units_new(&ucb, m, &m->units);
 
+	/* Units starting and stopping, for cgroups decided as a whole. */
+	if (r >= 0 && push_possible(m))
+		r = unit_events_new(&push_unit_events_callbacks, m, &m->uw);
 	if (r >= 0) {
 		manager_set_unit_settings(m, units_lookup, m->units);
 		r = bus_new(m, m->units, &ctl, m, &m->bus);
@@ -398,6 +381,7 @@ int manager_start_prewarm(struct manager *m)
 	struct prewarm_env env = {
 		.event = m->event,
 		.proc_fd = m->proc_fd,
+		.cgroup_root_fd = m->cgroup_root_fd,
 		.dir = m->args.prewarm_dir,
 		.settings = &m->policy.daemon,
 	};
@@ -428,52 +412,35 @@ int manager_start_events(struct manager *m)
 	closep(&r);
 	/* The 6.6 event filter keeps fork/uid/comm traffic away from us. */
 	m->cn_filtered = uname(&u) == 0 && kernel_release_at_least(u.release, 6, 6);
-	r = connector_open(m);
+	r = push_setup(m);
+	if (r >= 0 && m->push)
+		r = sd_event_add_io(m->event, &m->cw_source, cgroup_watch_fd(m->cw), EPOLLIN, on_cgroup_watch, m);
+	if (r < 0)
+		return log_error_errno(r, "cannot watch cgroups: %m");
+	if (m->cw_source)
+		(void)sd_event_source_set_description(m->cw_source, "cgroup-watch");
+	if (!push_needs_processes(m))
+		log_info("not listening to the proc connector: backend %s protects cgroups as a whole and no rule "
+			 "names executables (MatchExe=); cgroups are told by %s", m->backend_ops->name,
+			 m->push_tree ? "cgroupfs" : "systemd and cgroupfs");
+	r = connector_set(m, push_needs_processes(m));
 	if (r < 0)
 		return r;
 
 	/* STATUS= once a second when something changed; the remap timer
 	 * runs while anything is tracked (armed by the first one). */
-	r = event_timer_set(m->status_timer, event_now(m->event) + STATUS_INTERVAL_USEC);
-	if (r < 0)
-		return r;
-	log_info("listening to the proc connector (%s)",
-		 !m->cn_filtered	  ? "all events, filtered here: kernel older than 6.6" :
-		 m->pin_by_proc_dir ? "exec and exit events only, kernel-side filter" :
-				      "exec events only, kernel-side filter; exits from pidfds");
-	return 0;
-}
-
-int manager_drop_privileges(struct manager *m)
-{
-	uint64_t want = CAPS_COMMON | m->backend_ops->capabilities, kept = 0, had = 0;
-	char k[512], d[1024];
-	int bounding = 0, r;
-
-	(void)caps_get_effective(&had);
-	r = caps_keep_only(want, &kept, &bounding);
-	if (r < 0) {
-		/* Less safe, not broken: say so and go on. */
-		log_warning_errno(r, "cannot drop capabilities: %m%s; keeping %s",
-			    r == -EPERM ? " (a system call filter without capset?)" : "",
-			    caps_format(had, d, sizeof(d)));
-		return 0;
-	}
-	log_info("capabilities for backend %s: kept %s; dropped %s%s", m->backend_ops->name,
-		 caps_format(kept, k, sizeof(k)), caps_format(had & ~kept, d, sizeof(d)),
-		 bounding ? " (bounding set too)" : " (bounding set as the service manager set it)");
-	if (want & ~kept)
-		log_notice("started without %s: what needs it will fail and say so",
-			   caps_format(want & ~kept, d, sizeof(d)));
-	return 0;
+	return event_timer_set(m->status_timer, event_now(m->event) + STATUS_INTERVAL_USEC);
 }
 
 int manager_scan(struct manager *m)
 {
-	int r = scan_all(m);
+	int r = push_needs_processes(m) ? scan_all(m) : 0;
 
 	if (r < 0)
 		return log_error_errno(r, "cannot scan processes: %m");
+	r = push_scan(m);
+	if (r < 0)
+		return log_error_errno(r, "cannot scan cgroups: %m");
 	if (m->backend_ops->scan_done)
 		m->backend_ops->scan_done(m->backend);
 	/* The units running now queued theirs already. */
@@ -515,9 +482,13 @@ struct manager *manager_free(struct manager *m)
 		else
 			tracked_free(m, e->value);
 	}
+	m->cw_source = sd_event_source_disable_unref(m->cw_source);
+	push_free(m);
 	if (m->backend_ops)
 		m->backend_ops->destroy(m->backend);
 	auto_free(m);
+	decide_cache_clear(m);
+	hashmap_done(&m->classes);
 	hashmap_done(&m->procs);
 	sd_event_source_unref(m->auto_timer);
 	sd_event_source_unref(m->units_rescan);

@@ -7,6 +7,7 @@
  * manager-view.h. */
 #pragma once
 
+#include "manager-backend.h"
 #include "manager-decide.h"
 #include "manager-state.h"
 #include "manager-view.h"
@@ -23,15 +24,13 @@ static inline void manager_freep(struct manager **m)
 int manager_start(struct manager *m);
 /* Its steps (tests take some); each logs its own failure. */
 int manager_load_policy(struct manager *m);
-int manager_pick_backend(struct manager *m);
+/* manager_pick_backend(): manager-backend.h */
 /* The unit lookup and the D-Bus interface, owned by the manager:
  * between picking the backend and the first scan, which already reads
  * units' sections. */
 int manager_start_bus(struct manager *m);
 int manager_start_events(struct manager *m);
-/* Keep only the capabilities the backend needs (after the connector and
- * the bus are set up). */
-int manager_drop_privileges(struct manager *m);
+/* manager_drop_privileges(): manager-backend.h */
 /* Prewarm (records and replays), when args name its directory. */
 int manager_start_prewarm(struct manager *m);
 int manager_scan(struct manager *m);

@@ -1071,6 +1071,33 @@ bool policy_may_protect(const struct policy *p, const struct policy_input *in)
 	return false;
 }
 
+bool policy_exe_matters(const struct policy *p, const struct policy_input *in)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct rule *r = &p->rules[i];
+
+		if (r->match_exe && glob_any(r->match_unit, in->unit) && glob_any(r->match_cgroup, in->cgroup))
+			return true;
+	}
+	return false;
+}
+
+bool policy_names_exes(const struct policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].match_exe)
+			return true;
+	return false;
+}
+
+bool policy_matches_beyond_units(const struct policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (!p->rules[i].match_unit && p->rules[i].settings.protect > 0)
+			return true;
+	return false;
+}
+
 void policy_decide(const struct policy *p, const struct policy_input *in, struct policy_decision *ret)
 {
 	*ret = (struct policy_decision){

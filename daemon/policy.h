@@ -154,6 +154,17 @@ bool policy_may_protect(const struct policy *p, const struct policy_input *in);
 
 void policy_decide(const struct policy *p, const struct policy_input *in, struct policy_decision *ret);
 
+/* Whether a rule that names executables (MatchExe=) matches the unit
+ * and cgroup: then the processes of one cgroup may be decided apart, and
+ * only a look at each tells. Otherwise policy_decide() without an exe is
+ * the decision of every process of the cgroup. */
+bool policy_exe_matters(const struct policy *p, const struct policy_input *in);
+/* Whether any rule names executables. */
+bool policy_names_exes(const struct policy *p);
+/* Whether a rule may protect cgroups that MatchUnit= does not name (it
+ * has no MatchUnit=): cgroups anywhere in the tree can match. */
+bool policy_matches_beyond_units(const struct policy *p);
+
 /* Adds an error at file:line (used by the loaders). */
 int policy_add_error(struct policy *p, const char *file, unsigned line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

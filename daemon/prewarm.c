@@ -38,6 +38,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "cgroup.h"
 #include "hashmap.h"
 #include "log.h"
 #include "maps.h"
@@ -73,6 +74,10 @@ struct pw_file {
 struct pw_unit {
 	char *key;
 	size_t n_procs;
+	/* Followed as a cgroup (decided as a whole, manager-push.c): its
+	 * processes listed from it at each round; held by n_cgroups. */
+	char *cgroup;
+	size_t n_cgroups;
 	struct pw_file *files;
 	size_t n_files, allocated;
 	uint64_t budget;    /* PrewarmBudget= of the unit's settings; 0: the global one only */
@@ -114,6 +119,7 @@ struct prewarm {
 	struct pw_job *jobs, *jobs_tail;
 	uint64_t global_left; /* of PrewarmBudget= for the replays queued together */
 	uint64_t page_size, mem_total;
+	size_t n_cgroups; /* cgroups followed, all units together */
 	bool use_query;
 	bool ioprio_warned;
 };
@@ -139,6 +145,7 @@ static void unit_free(struct pw_unit *u)
 	if (!u)
 		return;
 	unit_drop_files(u);
+	free(u->cgroup);
 	free(u->key);
 	free(u);
 }
@@ -495,6 +502,30 @@ static void unit_write(struct prewarm *p, struct pw_unit *u, bool at_stop)
 	prewarm_record_done(&rec);
 }
 
+/* A unit followed as a cgroup: at most MAX_SAMPLED_PER_UNIT of the
+ * processes in it now, each by its /proc directory opened here (a PID
+ * reused in between would be sampled once, as another process's text). */
+static void sample_cgroup(struct prewarm *p, struct pw_unit *u)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0;
+
+	if (cgroup_list_pids(p->env.cgroup_root_fd, u->cgroup, MAX_SAMPLED_PER_UNIT, &pids, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct pw_proc pp = { .pid = pids[i], .u = u };
+		char name[16];
+
+		snprintf(name, sizeof(name), "%d", (int)pids[i]);
+		pp.proc_pid_fd = openat(p->env.proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pp.proc_pid_fd < 0)
+			continue;
+		sample_process(p, &pp);
+		close(pp.proc_pid_fd);
+		u->sampled = true;
+	}
+}
+
 static void sample_all(struct prewarm *p)
 {
 	struct hashmap_entry *e = NULL;
@@ -513,8 +544,13 @@ static void sample_all(struct prewarm *p)
 	}
 	e = NULL;
 	i = 0;
-	while ((e = hashmap_next(&p->units, &i, e)))
-		unit_fold(e->value);
+	while ((e = hashmap_next(&p->units, &i, e))) {
+		struct pw_unit *u = e->value;
+
+		if (u->n_cgroups && u->cgroup)
+			sample_cgroup(p, u);
+		unit_fold(u);
+	}
 }
 
 static uint64_t record_interval_usec(const struct prewarm *p)
@@ -524,8 +560,8 @@ static uint64_t record_interval_usec(const struct prewarm *p)
 
 static void arm_record_timer(struct prewarm *p)
 {
-	(void)event_timer_set(p->record_timer,
-			      p->procs.n_items ? event_now(p->env.event) + record_interval_usec(p) : USEC_OFF);
+	(void)event_timer_set(p->record_timer, p->procs.n_items || p->n_cgroups ?
+					       event_now(p->env.event) + record_interval_usec(p) : USEC_OFF);
 }
 
 static int on_record_timer(sd_event_source *s, uint64_t usec, void *userdata)
@@ -540,7 +576,7 @@ static int on_record_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	while ((e = hashmap_next(&p->units, &i, e))) {
 		struct pw_unit *u = e->value;
 
-		if (u->n_procs)
+		if (u->n_procs || u->n_cgroups)
 			unit_write(p, u, false);
 	}
 	arm_record_timer(p);
@@ -922,7 +958,7 @@ void prewarm_process_start(struct prewarm *p, pid_t pid, int proc_pid_fd, const 
 		return;
 	}
 	u->budget = s->prewarm_budget.set ? budget_resolve(&s->prewarm_budget, p->mem_total) : 0;
-	if (u->n_procs++ == 0) {
+	if (u->n_procs++ == 0 && !u->n_cgroups) {
 		u->state = "recording";
 		if (u->stop_due) {
 			/* Back before its stop was written: one run goes on,
@@ -935,6 +971,47 @@ void prewarm_process_start(struct prewarm *p, pid_t pid, int proc_pid_fd, const 
 	}
 	if (p->procs.n_items == 1)
 		arm_record_timer(p);
+}
+
+void prewarm_cgroup_start(struct prewarm *p, const char *key, const char *cgroup, const struct rule_settings *s)
+{
+	struct pw_unit *u;
+
+	if (!p || !key || !cgroup || s->prewarm != PREWARM_YES)
+		return;
+	u = unit_get(p, key);
+	if (!u || (!u->cgroup && !(u->cgroup = strdup(cgroup))))
+		return;
+	u->budget = s->prewarm_budget.set ? budget_resolve(&s->prewarm_budget, p->mem_total) : 0;
+	p->n_cgroups++;
+	if (u->n_cgroups++ == 0 && !u->n_procs) {
+		u->state = "recording";
+		if (u->stop_due) {
+			u->stop_due = false; /* back before its stop was written */
+		} else {
+			u->sampled = false;
+			(void)queue_replay(p, u);
+		}
+	}
+	if (p->n_cgroups == 1 && !p->procs.n_items)
+		arm_record_timer(p);
+}
+
+void prewarm_cgroup_end(struct prewarm *p, const char *key)
+{
+	struct pw_unit *u = p && key ? hashmap_get(&p->units, key) : NULL;
+
+	if (!u || !u->n_cgroups)
+		return;
+	p->n_cgroups--;
+	if (--u->n_cgroups > 0)
+		return;
+	free(u->cgroup);
+	u->cgroup = NULL;
+	if (u->n_procs)
+		return;
+	u->stop_due = true;
+	(void)event_source_enable(p->stopped, SD_EVENT_ONESHOT);
 }
 
 void prewarm_process_end(struct prewarm *p, pid_t pid)
@@ -950,7 +1027,7 @@ void prewarm_process_end(struct prewarm *p, pid_t pid)
 	u = pp->u;
 	closep(&pp->proc_pid_fd);
 	free(pp);
-	if (--u->n_procs > 0)
+	if (--u->n_procs > 0 || u->n_cgroups)
 		return;
 	/* The unit stopped: what it used goes on record, soon, from the
 	 * stopped source (never from here: the exec path). */
@@ -1075,12 +1152,12 @@ struct prewarm *prewarm_free(struct prewarm *p)
 	 * start (the daemon's, or theirs); so is what the stopped ones did. */
 	if (p->stopped)
 		on_stopped(NULL, p);
-	if (p->procs.n_items) {
+	if (p->procs.n_items || p->n_cgroups) {
 		sample_all(p);
 		e = NULL;
 		i = 0;
 		while ((e = hashmap_next(&p->units, &i, e)))
-			if (((struct pw_unit *)e->value)->n_procs)
+			if (((struct pw_unit *)e->value)->n_procs || ((struct pw_unit *)e->value)->n_cgroups)
 				unit_write(p, e->value, true);
 	}
 	while (p->jobs) {

@@ -17,6 +17,10 @@ Backend=kernel
 [Rule web]
 MatchUnit=egtest-a-$$.service
 Protect=yes
+# Processes followed: a rule that names executables (MatchExe=) keeps
+# the kernel backend on the process path this test is about.
+[Rule processes]
+MatchExe=*
 CONF
 
 start_daemon --cgroup-root="$T/cgroot"

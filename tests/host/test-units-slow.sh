@@ -17,6 +17,10 @@ unit_cgroup "$S" "$N"
 write_conf <<CONF
 [Daemon]
 Backend=kernel
+# Processes followed: a rule that names executables (MatchExe=) keeps
+# the kernel backend on the process path this test is about.
+[Rule processes]
+MatchExe=*
 CONF
 for u in "$K" "$N"; do
 	mkdir -p "$T/units/$u.d"

@@ -342,6 +342,46 @@ static void test_state_journal(void)
 	close(env.cgroup_root_fd);
 }
 
+/* The push path: a cgroup protected as such is one holder beside its
+ * protected processes; its bound follows a new decision. */
+static void test_cgroup_holder(void)
+{
+	struct daemon_settings ds = { 0 };
+	struct backend_env env = { .settings = &ds, .cgroup_root = root, .state_dir_fd = -1 };
+	struct rule_settings small = { .protect = 1, .exec_protect_limit = 16 << 20 };
+	struct protect_target t;
+	void *s;
+
+	env.cgroup_root_fd = open(root, O_RDONLY | O_DIRECTORY);
+	make_cgroup("p.slice", "0\n");
+	make_cgroup("p.slice/u.service", "0\n");
+	make_cgroup("p.slice/u.service/sub", "0\n");
+	CHECK_EQ_INT(backend_kernel_ops.create(&env, &s), 0);
+	CHECK_EQ_INT(backend_kernel_ops.protect_cgroup(s, "/p.slice/u.service", NULL), 0);
+	CHECK_EQ_INT(backend_kernel_ops.protect_cgroup(s, "/p.slice/u.service", NULL), 0); /* again: one holder */
+	CHECK_STREQ(string_of("p.slice"), "max");
+	CHECK_STREQ(string_of("p.slice/u.service"), "max");
+	CHECK_EQ_INT(backend_kernel_ops.protect_cgroup(s, "/p.slice/u.service/sub", &small), 0);
+	CHECK_STREQ(string_of("p.slice/u.service/sub"), "16777216");
+	/* A process there too: the cgroup stays with either holder. */
+	t = target(900, "/p.slice/u.service");
+	CHECK_EQ_INT(backend_kernel_ops.protect(s, &t), 0);
+	backend_kernel_ops.release_cgroup(s, "/p.slice/u.service");
+	CHECK_STREQ(string_of("p.slice/u.service"), "max");
+	backend_kernel_ops.release(s, 900);
+	CHECK_STREQ(string_of("p.slice/u.service"), "max"); /* an ancestor of sub */
+	CHECK_EQ_INT(backend_kernel_ops.protect_cgroup(s, "/p.slice/u.service/sub", NULL), 0);
+	CHECK_STREQ(string_of("p.slice/u.service/sub"), "max");
+	backend_kernel_ops.release_cgroup(s, "/p.slice/u.service/sub");
+	CHECK_STREQ(string_of("p.slice/u.service/sub"), "0");
+	CHECK_STREQ(string_of("p.slice/u.service"), "0");
+	CHECK_STREQ(string_of("p.slice"), "0");
+	backend_kernel_ops.release_cgroup(s, "/p.slice/u.service/sub"); /* not held: nothing */
+	CHECK_EQ_INT(backend_kernel_ops.protect_cgroup(s, "/", NULL), -EINVAL);
+	backend_kernel_ops.destroy(s);
+	close(env.cgroup_root_fd);
+}
+
 static void test_dry_run(void)
 {
 	struct daemon_settings ds = { 0 };
@@ -363,4 +403,4 @@ static void test_dry_run(void)
 	}
 }
 
-TEST_MAIN(test_chain, test_limit, test_chain_failure, test_state_journal, test_dry_run)
+TEST_MAIN(test_chain, test_limit, test_chain_failure, test_state_journal, test_cgroup_holder, test_dry_run)

@@ -11,8 +11,16 @@ static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *user
 int connector_open(struct manager *m)
 {
 	_cleanup_close_ int fd = -1;
+	const char *ns = cnproc_namespace_refused_self();
 	int r;
 
+	if (ns)
+		return log_event_errno(LOG_ERR, SYNTHETIC_ERRNO(EOPNOTSUPP), MID_CONNECTOR_FAILED, NULL,
+				       "execguardd runs in a %s namespace that is not the initial one: the kernel sends "
+				       "proc connector events to no listener there, and every exec would be missed; run it "
+				       "in the host's PID and user namespaces (or with Backend=kernel and no MatchExe= rule: "
+				       "cgroups are then decided as a whole and no connector is needed)",
+				       ns);
 	fd = cnproc_open(m->args.receive_buffer ?: m->policy.daemon.receive_buffer);
 	if (fd < 0)
 		return log_event_errno(LOG_ERR, fd, MID_CONNECTOR_FAILED, NULL, "cannot open the proc connector: %m%s",

@@ -3,6 +3,7 @@
  * their figures read from /proc and cgroupfs within per-call budgets,
  * one unit per turn of the event loop. */
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "backend.h"
 #include "bus-stats.h"
@@ -55,6 +56,11 @@ struct groups {
 	struct group *g;
 	size_t n;
 	struct hashmap index; /* key -> index + 1 into g */
+	/* Who asks: a caller other than root sees its own processes only
+	 * (bus_may_see()), and no row without one. */
+	bool restricted;
+	uid_t viewer;
+	int proc_fd;
 	size_t smaps_left;    /* the per-call budgets of smaps reads */
 	size_t stat_left;     /* and of /proc/PID/stat reads */
 };
@@ -155,12 +161,53 @@ static int group_add_pid(struct group *g, pid_t pid, const char *exe)
 	return group_sample(g, exe, pid);
 }
 
+int bus_process_owner(int proc_fd, pid_t pid, uid_t *ret)
+{
+	char name[16];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	if (fstatat(proc_fd, name, &st, 0) < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	*ret = st.st_uid;
+	return 0;
+}
+
+bool bus_may_see(int proc_fd, uid_t viewer, pid_t pid)
+{
+	uid_t owner;
+
+	return viewer == 0 || (bus_process_owner(proc_fd, pid, &owner) >= 0 && owner == viewer);
+}
+
+int bus_caller_uid(sd_bus_message *msg, uid_t *ret)
+{
+	_cleanup_(sd_bus_creds_unrefp) sd_bus_creds *c = NULL;
+	int r;
+
+	r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT, &c);
+	if (r < 0)
+		return r;
+	r = sd_bus_creds_get_euid(c, ret);
+	if (r < 0)
+		r = sd_bus_creds_get_uid(c, ret);
+	return r;
+}
+
+static bool visible(const struct groups *gs, pid_t pid)
+{
+	return !gs->restricted || bus_may_see(gs->proc_fd, gs->viewer, pid);
+}
+
 static int collect_process(const struct manager_process_info *p, void *userdata)
 {
 	struct groups *gs = userdata;
 	const char *key = p->unit ? p->unit : p->cgroup ? p->cgroup : "-";
-	struct group *g = group_get(gs, key, p->cgroup, p->unit, p->source, p->source_kind);
+	struct group *g;
 
+	if (!visible(gs, p->pid))
+		return 0;
+	g = group_get(gs, key, p->cgroup, p->unit, p->source, p->source_kind);
 	return g ? group_add_pid(g, p->pid, p->exe) : -ENOMEM;
 }
 
@@ -180,7 +227,7 @@ static int collect_pushed(const struct manager_cgroup_info *c, void *userdata)
  * known or READLINKS_PER_GROUP were read. Once per call, in its step. */
 #define PUSHED_PIDS 4096
 #define READLINKS_PER_GROUP 64
-static void group_fill(struct bus_status *b, struct group *g)
+static void group_fill(struct bus_status *b, struct groups *gs, struct group *g)
 {
 	_cleanup_free_ pid_t *pids = NULL;
 	size_t n = 0, readlinks = 0;
@@ -193,6 +240,8 @@ static void group_fill(struct bus_status *b, struct group *g)
 	for (size_t i = 0; i < n; i++) {
 		char name[32], exe[4096] = "?";
 
+		if (!visible(gs, pids[i]))
+			continue;
 		if (g->n_samples < SAMPLES_PER_GROUP && readlinks++ < READLINKS_PER_GROUP) {
 			ssize_t l;
 
@@ -574,7 +623,13 @@ static struct status_job *status_job_new(struct bus_status *b, sd_bus_message *c
 	j->b = b;
 	j->call = sd_bus_message_ref(call);
 	groups_init(&j->gs);
-	if (collect) {
+	j->gs.proc_fd = manager_proc_fd(b->m);
+	r = bus_caller_uid(call, &j->gs.viewer);
+	/* Who cannot be told sees as little as anyone but root. */
+	j->gs.restricted = r < 0 || j->gs.viewer != 0;
+	if (r < 0)
+		j->gs.viewer = (uid_t)-1;
+	if (collect || j->gs.restricted) {
 		r = manager_foreach_process(b->m, collect_process, &j->gs);
 		if (r >= 0)
 			r = manager_foreach_pushed(b->m, collect_pushed, &j->gs);
@@ -598,7 +653,7 @@ static int units_read_group(struct status_job *j, size_t i)
 {
 	struct units_job *u = j->data;
 
-	group_fill(j->b, &j->gs.g[i]);
+	group_fill(j->b, &j->gs, &j->gs.g[i]);
 	group_figures(j->b, &j->gs, &j->gs.g[i], &u->reps[i], &u->figs[i], u->ex);
 	return 0;
 }
@@ -640,7 +695,11 @@ static int units_reply(struct status_job *j)
 		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
 		const struct group *g = &gs->g[i];
 		char why[512];
-		bool on = group_state(j->b, g, &u->reps[i], why, sizeof(why));
+		bool on;
+
+		if (gs->restricted && g->n_pids == 0)
+			continue; /* none of the caller's processes in it */
+		on = group_state(j->b, g, &u->reps[i], why, sizeof(why));
 		/* Protect=auto decided it (the rule only let it watch). */
 		bool by_auto = manager_auto_protects(j->b->m, g->key);
 		const struct unit_row row = {
@@ -651,12 +710,13 @@ static int units_reply(struct status_job *j)
 
 		r = bn.err ?: append_unit_row(reply, u->ex, &row);
 	}
-	if (r >= 0) {
+	/* Units without a process of the caller's in them: root's only. */
+	if (r >= 0 && !gs->restricted) {
 		struct auto_rows ar = { j->b, reply, gs, ops->name, u->ex };
 
 		r = manager_auto_foreach(j->b->m, append_auto_row, &ar);
 	}
-	if (r >= 0) {
+	if (r >= 0 && !gs->restricted) {
 		struct section_rows sr = { reply, gs, ops->name, u->ex };
 
 		r = units_foreach_section(j->b->units, append_section_row, &sr);
@@ -844,7 +904,7 @@ static int libs_read_group(struct status_job *j, size_t g)
 	struct libs_job *lj = j->data;
 	int r = 0;
 
-	group_fill(j->b, &j->gs.g[g]);
+	group_fill(j->b, &j->gs, &j->gs.g[g]);
 	for (size_t k = 0; k < j->gs.g[g].n_samples; k++, lj->sample_id++) {
 		const struct exe_sample *smp = &j->gs.g[g].samples[k];
 		struct text_mappings tm;
@@ -915,7 +975,9 @@ int bus_status_list_libraries(struct bus_status *b, sd_bus_message *msg, sd_bus_
 		return -ENOMEM;
 	}
 	hashmap_init(&lj->ls.index, hash_file, equal_file);
-	if (ops->report_files) {
+	/* The backend's own list names every file; others than root get
+	 * their own processes' (collected above). */
+	if (ops->report_files && !j->gs.restricted) {
 		r = ops->report_files(state, &fr.f, &fr.n);
 		if (r >= 0 && !(lj->ls.l = calloc(fr.n ?: 1, sizeof(*lj->ls.l))))
 			r = -ENOMEM;

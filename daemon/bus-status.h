@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
@@ -20,6 +21,15 @@ struct bus_status {
 	struct status_job *jobs; /* calls being answered */
 	size_t n_jobs;
 };
+
+/* The one rule for what names a process's executable, libraries, unit
+ * and files, for every method (ListUnits, ListLibraries, Explain): root
+ * sees every process, any other caller its own. */
+bool bus_may_see(int proc_fd, uid_t viewer, pid_t pid);
+/* The owner of pid under the proc root; -ESRCH: no such process. */
+int bus_process_owner(int proc_fd, pid_t pid, uid_t *ret);
+/* The caller's effective uid (its uid where that is not known). */
+int bus_caller_uid(sd_bus_message *msg, uid_t *ret);
 
 int bus_status_list_units(struct bus_status *b, sd_bus_message *msg, bool ex, sd_bus_error *error);
 int bus_status_list_libraries(struct bus_status *b, sd_bus_message *msg, sd_bus_error *error);

@@ -93,32 +93,21 @@ static int get_property(sd_bus *bus, const char *path, const char *interface, co
 	return -ENOENT;
 }
 
-/* Explain: root, or the owner of the process (it reveals the exe). */
+/* Explain names the executable: bus_may_see(), the rule of the lists. */
 static int may_explain(struct bus *b, sd_bus_message *msg, pid_t pid, sd_bus_error *error)
 {
-	_cleanup_(sd_bus_creds_unrefp) sd_bus_creds *c = NULL;
-	char name[16];
-	struct stat st;
-	uid_t uid;
+	uid_t uid, owner;
 	int r;
 
-	r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT, &c);
+	r = bus_caller_uid(msg, &uid);
 	if (r < 0)
 		return r;
-	r = sd_bus_creds_get_euid(c, &uid);
-	if (r < 0)
-		r = sd_bus_creds_get_uid(c, &uid);
-	if (r < 0)
-		return r;
-	if (uid == 0)
+	if (bus_may_see(manager_proc_fd(b->m), uid, pid))
 		return 0;
-	snprintf(name, sizeof(name), "%d", (int)pid);
-	if (fstatat(manager_proc_fd(b->m), name, &st, 0) < 0)
+	if (bus_process_owner(manager_proc_fd(b->m), pid, &owner) < 0)
 		return sd_bus_error_setf(error, EXECGUARD_BUS_ERROR_NO_PROCESS, "No process %d", (int)pid);
-	if (st.st_uid != uid)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-					 "Process %d is not yours: only root may explain it", (int)pid);
-	return 0;
+	return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+				 "Process %d is not yours: only root may explain it", (int)pid);
 }
 
 static int method_explain(sd_bus_message *msg, void *userdata, sd_bus_error *error)

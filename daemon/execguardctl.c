@@ -12,6 +12,7 @@
 
 #include "bus-stats.h"
 #include "bus-names.h"
+#include "ctl-containers.h"
 #include "metrics.h"
 #include "policy.h"
 #include "unit-files.h"
@@ -333,15 +334,45 @@ static const char *fmt_text_faults(const struct unit_row *u, char *buf, size_t s
 	return buf;
 }
 
+/* A unit's container or pod (ctl-containers.h): a "container" object in
+ * --json, null when it is neither. */
+static void json_container(const struct ctl_container_names *c)
+{
+	if (!c->any) {
+		fputs("null", stdout);
+		return;
+	}
+	putchar('{');
+	json_key("runtime", true), json_string(c->runtime);
+	json_key("id", false), json_string(c->id);
+	json_key("name", false), json_string(c->name);
+	json_key("monitor", false), fputs(c->monitor ? "true" : "false", stdout);
+	json_key("pod_uid", false), json_string(c->pod_uid);
+	json_key("pod_namespace", false), json_string(c->pod_namespace);
+	json_key("pod_name", false), json_string(c->pod_name);
+	json_key("qos", false), json_string(c->qos);
+	json_key("annotation", false), json_string(c->request);
+	putchar('}');
+}
+
+static void containers_freep(struct ctl_containers **c)
+{
+	ctl_containers_free(*c);
+}
+
 static int cmd_status(sd_bus *bus)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *pr = NULL, *reply = NULL;
+	_cleanup_(containers_freep) struct ctl_containers *ctrs = NULL;
+	struct ctl_container_names cn;
 	struct props p;
 	struct unit_row u;
 	int r, n = 0;
 
 	if ((r = get_props(bus, &pr, &p)) < 0 || (r = call(bus, "ListUnitsEx", &reply, NULL)) < 0)
 		return -r;
+	if (ctl_containers_load(bus, &ctrs) < 0)
+		return EXIT_FAILED;
 	if (arg_json) {
 		printf("{");
 		json_key("version", true), json_string(p.version);
@@ -374,8 +405,9 @@ static int cmd_status(sd_bus *bus)
 	}
 	r = sd_bus_message_enter_container(reply, 'a', UNIT_ROW);
 	while (r >= 0 && (r = read_unit_row(reply, &u)) > 0) {
-		char b1[16], b2[16], b3[16], b4[24], b5[24], b6[24];
+		char b1[16], b2[16], b3[16], b4[24], b5[24], b6[24], who[256];
 
+		ctl_container_names(ctrs, *u.cgroup ? u.cgroup : NULL, &cn);
 		if (arg_json) {
 			printf("%s{", n++ ? "," : "");
 			json_key("unit", true), json_string(u.unit);
@@ -398,6 +430,7 @@ static int cmd_status(sd_bus *bus)
 			else
 				json_string(u.text_fault_source);
 			json_key("breaches", false), json_u64(u.breaches);
+			json_key("container", false), json_container(&cn);
 			putchar('}');
 		} else {
 			n++;
@@ -406,6 +439,9 @@ static int cmd_status(sd_bus *bus)
 			       fmt_bytes(u.resident, b2, sizeof(b2)), fmt_bytes(u.locked, b3, sizeof(b3)),
 			       fmt_u64(u.major_faults, b4, sizeof(b4)), fmt_text_faults(&u, b6, sizeof(b6)),
 			       fmt_u64(u.breaches, b5, sizeof(b5)), u.state);
+			ctl_container_describe(&cn, who, sizeof(who));
+			if (*who)
+				printf("  %-30s %s\n", "", who);
 		}
 	}
 	if (r < 0) {
@@ -525,6 +561,8 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	const char *unit, *cgroup, *exe, *backend, *source, *section, *section_source, *auto_state;
+	struct ctl_container_names cn;
+	char who[256];
 	int protect, tracked, r, n = 0;
 	unsigned long pid;
 	char *end;
@@ -542,6 +580,14 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 				&source, &section, &section_source);
 	if (r < 0)
 		goto bad;
+	{
+		_cleanup_(containers_freep) struct ctl_containers *ctrs = NULL;
+
+		if (ctl_containers_load(bus, &ctrs) < 0)
+			return EXIT_FAILED;
+		ctl_container_names(ctrs, cgroup, &cn);
+		ctl_container_describe(&cn, who, sizeof(who));
+	}
 	if (arg_json) {
 		printf("{");
 		json_key("pid", true), printf("%lu", pid);
@@ -557,16 +603,25 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 			*section_source ? json_string(section_source) : (void)fputs("null", stdout);
 		json_key("unit_section_pending", false),
 			fputs(!*section_source && *section ? "true" : "false", stdout);
+		json_key("container", false), json_container(&cn);
 		json_key("rules", false), putchar('[');
 	} else {
 		printf("PID %lu\n", pid);
-		printf("  unit:          %s\n", *unit ? unit : "(none: not in a systemd unit)");
+		if (*unit)
+			printf("  unit:          %s\n", unit);
+		else
+			printf("  unit:          (none: %s)\n", *who ? "a container's cgroup, not a systemd unit" :
+								   "not in a systemd unit");
 		printf("  cgroup:        %s\n", cgroup);
+		if (*who)
+			printf("  container:     %s\n", who);
 		printf("  executable:    %s\n", exe);
 		printf("  decision:      %s, decided by %s\n", protect ? "protect" : "do not protect", source);
 		printf("  now:           %s (backend %s)\n",
 		       tracked ? "tracked as protected" : "not tracked", backend);
-		if (*section_source)
+		if (*section_source && strncmp(section_source, "annotation ", 11) == 0)
+			printf("  container asked: %s, given %s\n", section_source, *section ? section : "nothing");
+		else if (*section_source)
 			printf("  unit section:  [X-ExecGuard] %s at %s\n", *section ? section : "(empty)",
 			       section_source);
 		else if (*section)
@@ -687,12 +742,30 @@ static void unit_bound(int cgroup_root_fd, const char *cgroup, struct metrics_un
 /* The units' rows; their strings point into the reply, alive until the end. */
 struct metrics_rows {
 	struct metrics_unit *u;
+	struct ctl_container_names *names; /* the container labels point here */
 	size_t n;
 };
 
 static void metrics_rows_done(struct metrics_rows *rows)
 {
 	free(rows->u);
+	free(rows->names);
+}
+
+/* Kubernetes' labels: namespace, pod (names from the annotations),
+ * pod_uid, container (its name, else its short id). */
+static void metrics_container_labels(const struct ctl_containers *ctrs, const char *cgroup, struct metrics_unit *u,
+				     struct ctl_container_names *n)
+{
+	ctl_container_names(ctrs, cgroup, n);
+	if (!n->any)
+		return;
+	if (!*n->name && strlen(n->id) > 12)
+		n->id[12] = '\0';
+	u->namespace_ = n->pod_namespace;
+	u->pod = n->pod_name;
+	u->pod_uid = n->pod_uid;
+	u->container = *n->name ? n->name : n->id;
 }
 
 static int cmd_metrics(sd_bus *bus)
@@ -701,6 +774,7 @@ static int cmd_metrics(sd_bus *bus)
 	_cleanup_close_ int cgroup_root_fd = -1;
 	_cleanup_free_ char *text = NULL;
 	struct metrics_rows rows = { 0 };
+	_cleanup_(containers_freep) struct ctl_containers *ctrs = NULL;
 	struct metrics_daemon d;
 	struct unit_row u;
 	struct props p;
@@ -709,6 +783,8 @@ static int cmd_metrics(sd_bus *bus)
 
 	if ((r = get_props(bus, &pr, &p)) < 0 || (r = call(bus, "ListUnitsEx", &reply, NULL)) < 0)
 		return -r;
+	if (ctl_containers_load(bus, &ctrs) < 0)
+		return EXIT_FAILED;
 	d = (struct metrics_daemon){
 		.version = p.version, .backend = p.backend, .processes_protected = p.processes,
 		.exec_events = p.execs, .exit_events = p.exits, .decisions = p.decisions,
@@ -724,12 +800,19 @@ static int cmd_metrics(sd_bus *bus)
 	r = sd_bus_message_enter_container(reply, 'a', UNIT_ROW);
 	while (r >= 0 && (r = read_unit_row(reply, &u)) > 0) {
 		struct metrics_unit *nu = realloc(rows.u, (rows.n + 1) * sizeof(*nu));
+		struct ctl_container_names *nn;
 
 		if (!nu) {
 			r = -ENOMEM;
 			break;
 		}
 		rows.u = nu;
+		nn = realloc(rows.names, (rows.n + 1) * sizeof(*nn));
+		if (!nn) {
+			r = -ENOMEM;
+			break;
+		}
+		rows.names = nn;
 		rows.u[rows.n] = (struct metrics_unit){
 			.unit = u.unit,
 			.reason = u.reason,
@@ -741,6 +824,7 @@ static int cmd_metrics(sd_bus *bus)
 			.text_faults = u.text_faults, .text_fault_source = u.text_fault_source,
 		};
 		unit_bound(cgroup_root_fd, *u.cgroup ? u.cgroup : NULL, &rows.u[rows.n]);
+		metrics_container_labels(ctrs, *u.cgroup ? u.cgroup : NULL, &rows.u[rows.n], &rows.names[rows.n]);
 		rows.n++;
 	}
 	if (r >= 0)

@@ -8,6 +8,7 @@
 
 #include "cgroup.h"
 #include "cnproc.h"
+#include "containers.h"
 #include "manager-auto.h"
 #include "manager-decide.h"
 #include "manager-push.h"
@@ -128,6 +129,9 @@ static int look_and_decide(struct manager *m, pid_t pid, uint64_t exec_ts, const
 			in.unit_section_source = l->unit_source;
 		}
 	}
+	/* A container's annotation stands where a unit's section would. */
+	if (!in.unit_section)
+		containers_policy_input(m->containers, &m->policy.daemon, l->cgroup, &in);
 	class = class_of(m, &in);
 	class_put(m, l->cgroup, class);
 	if (class == CLASS_PUSHED) {

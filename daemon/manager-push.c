@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "containers.h"
 #include "manager-auto.h"
 #include "manager-push.h"
 #include "manager-view.h"
@@ -221,6 +222,9 @@ static bool decide(struct manager *m, struct pushed *e)
 			in.unit_section_source = section_source;
 		}
 	}
+	/* A container's annotation stands where a unit's section would. */
+	if (!in.unit_section)
+		containers_policy_input(m->containers, &m->policy.daemon, e->path, &in);
 	/* Its processes may differ: the connector decides them. */
 	if (policy_exe_matters(&m->policy, &in)) {
 		e->wanted = false;
@@ -531,6 +535,22 @@ void push_latency(const struct manager *m, uint32_t *ret_p50, uint32_t *ret_max,
 	*ret_p50 = n ? v[n / 2] : 0;
 	*ret_max = n ? v[n - 1] : 0;
 	*ret_n = n;
+}
+
+void push_decide_pid_cgroup(struct manager *m, pid_t pid)
+{
+	const struct container_entry *c;
+	const char *cgroup;
+	char buf[4096];
+
+	if (!m->push || look_cgroup(m->proc_fd, pid, buf, sizeof(buf), &cgroup) < 0)
+		return;
+	/* The container's own cgroup and what is below it. */
+	c = containers_lookup(m->containers, &m->policy.daemon, cgroup);
+	if (c)
+		cgroup = c->cgroup;
+	cgroup_seen(m, cgroup, false, true);
+	(void)walk(m, cgroup, 0, false);
 }
 
 bool push_protects(struct manager *m, const char *cgroup)

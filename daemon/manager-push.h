@@ -35,5 +35,8 @@ void push_decide_key_again(struct manager *m, const char *key, const char *cgrou
 /* From a cgroup's creation to its protection, over the last 256 (the
  * stats line). */
 void push_latency(const struct manager *m, uint32_t *ret_p50, uint32_t *ret_max, size_t *ret_n);
+/* A container asked for pid (execguard-oci-hook): its cgroup, and the
+ * cgroups below, decided again. */
+void push_decide_pid_cgroup(struct manager *m, pid_t pid);
 /* Whether cgroup is protected as a whole now. */
 bool push_protects(struct manager *m, const char *cgroup);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the D-Bus interface reads of the manager (manager-view.h). */
 #include "cgroup.h"
+#include "containers.h"
 #include "manager-push.h"
 #include "manager-state.h"
 #include "manager-view.h"
@@ -99,6 +100,11 @@ int manager_explain(struct manager *m, pid_t pid, struct manager_explanation *re
 		ret->unit_section_pending = r == UNIT_SETTINGS_PENDING;
 	}
 	in.unit_section_source = ret->unit_section_source;
+	if (!in.unit_section && containers_policy_input(m->containers, &m->policy.daemon, l.cgroup, &in)) {
+		ret->unit_section = *in.unit_section;
+		free(ret->unit_section_source);
+		ret->unit_section_source = strdup(in.unit_section_source);
+	}
 	policy_decide(&m->policy, &in, &ret->decision);
 	/* Protect=auto: what the engine decided is the decision. */
 	if (ret->decision.watch &&
@@ -118,6 +124,11 @@ void manager_explanation_done(struct manager_explanation *e)
 	free(e->cgroup);
 	free(e->unit);
 	free(e->unit_section_source);
+}
+
+struct containers *manager_containers(struct manager *m)
+{
+	return m->containers;
 }
 
 struct prewarm *manager_prewarm(struct manager *m)

@@ -16,6 +16,7 @@ typedef struct sd_event sd_event;
 struct backend_ops;
 struct prewarm;
 struct text_faults;
+struct containers;
 
 struct manager_process_info {
 	pid_t pid;
@@ -68,6 +69,8 @@ int manager_cgroup_root_fd(struct manager *m);
 int manager_proc_fd(struct manager *m);
 /* The text fault reader (textfault.h) Protect=auto and status calls share. */
 struct text_faults *manager_text_faults(struct manager *m);
+/* Containers that asked by annotation (containers.h); NULL in --dry-run. */
+struct containers *manager_containers(struct manager *m);
 int manager_foreach_process(struct manager *m, manager_process_fn fn, void *userdata);
 /* manager-push.c: each cgroup protected as a whole now; stops at a
  * non-zero return. */

@@ -11,6 +11,7 @@
 #include "bus.h"
 #include "cnproc.h"
 #include "cgroup.h"
+#include "containers.h"
 #include "manager-auto.h"
 #include "manager-connector.h"
 #include "manager-push.h"
@@ -347,11 +348,33 @@ static void on_bus_connected(void *userdata, sd_bus *bus)
 		log_warning_errno(r, "cannot watch systemd on the bus: %m");
 }
 
+/* A container asked (execguard-oci-hook): decided again, its process and
+ * the cgroups decided as a whole. */
+static void decide_container_pid(void *userdata, pid_t pid)
+{
+	struct manager *m = userdata;
+
+	decide_cache_clear(m); /* the container's cgroup is decided otherwise now */
+	manager_decide_pid(m, pid, 0);
+	push_decide_pid_cgroup(m, pid);
+}
+
 int manager_start_bus(struct manager *m)
 {
 	static const struct units_callbacks ucb = { on_unit_answered, on_units_rescan_request };
 	static const struct bus_control ctl = { on_bus_reload, on_bus_connected };
-	int r = units_new(&ucb, m, &m->units);
+	int r = 0;
+
+	/* Containers ask over the bus; what they asked before a restart is
+	 * back before the first scan. --dry-run keeps no state. */
+	if (!m->args.dry_run) {
+		r = containers_new(m->event, m->cgroup_root, m->cgroup_root_fd, m->state_dir_fd,
+				   decide_container_pid, m, &m->containers);
+		if (r >= 0)
+			containers_load(m->containers, &m->policy.daemon);
+	}
+	if (r >= 0)
+		r = units_new(&ucb, m, &m->units);
 
 	/* Units starting and stopping, for cgroups decided as a whole. */
 	if (r >= 0 && push_possible(m))
@@ -473,6 +496,7 @@ struct manager *manager_free(struct manager *m)
 	/* The interface and the lookups first: they call into the rest. */
 	m->bus = bus_free(m->bus);
 	m->units = units_free(m->units);
+	m->containers = containers_free(m->containers);
 	/* Before the releases: it samples the running units once more. */
 	m->prewarm = prewarm_free(m->prewarm);
 	while ((e = hashmap_iter_next(&m->procs, &it))) {

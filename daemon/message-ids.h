@@ -101,3 +101,9 @@
 #define MID_PUSH_RELEASED "dd752c56d5ae4aeebf849e8e954cd35e"
 /* cgroups cannot be watched (inotify): protection of new ones is missed */
 #define MID_PUSH_WATCH_FAILED "2b6ea5bca1454e7d8e9e0e9242cae4bc"
+/* a container asked for protection by annotation (execguard-oci-hook): decided */
+#define MID_CONTAINER_REQUEST "35feb3238329420bbda16ccfb18f12a8"
+/* a container that asked has no process left: forgotten */
+#define MID_CONTAINER_GONE "0103b50e81994386aba6ddc9950c690b"
+/* execguard-oci-hook: what the daemon answered, or why it could not ask */
+#define MID_OCI_HOOK "f2411b4e0566495687cce3f1055f14ad"

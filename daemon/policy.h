@@ -56,6 +56,12 @@ struct daemon_settings {
 	unsigned auto_window_sec;
 	unsigned auto_interval_sec;
 	unsigned auto_calm_sec;
+	/* Containers (containers.h): whether an io.execguard.protect
+	 * annotation, asked for by execguard-oci-hook, is honoured at all,
+	 * and the most one container gets (memory.exec_protect bound and
+	 * lock budget; EXEC_PROTECT_LIMIT_MAX: no more than the daemon's own). */
+	int container_annotations;
+	uint64_t container_protect_max;
 };
 
 /* Per-process settings a rule (or a unit's own section) can give. */
@@ -112,6 +118,9 @@ struct policy_input {
 	const char *exe;
 	const struct rule_settings *unit_section; /* from [X-ExecGuard], or NULL */
 	const char *unit_section_source;
+	/* What the section is, as protect_kind: NULL "drop-in"; a container's
+	 * annotation says "annotation". */
+	const char *unit_section_kind;
 };
 
 struct policy_decision {
@@ -164,6 +173,14 @@ bool policy_names_exes(const struct policy *p);
 /* Whether a rule may protect cgroups that MatchUnit= does not name (it
  * has no MatchUnit=): cgroups anywhere in the tree can match. */
 bool policy_matches_beyond_units(const struct policy *p);
+/* A container's io.execguard.protect value (yes, no, max or a size, as
+ * Protect= and ExecProtectLimit= take them) as the settings it gets
+ * under [Daemon]: a size is its memory.exec_protect bound and its lock
+ * budget, each at most ContainerProtectMax=. 1 when the value was cut
+ * down to that, 0 when taken as asked; -EPERM under
+ * ContainerAnnotations=no, -EINVAL for a bad value, with *ret_why. */
+int policy_container_request(const struct daemon_settings *d, const char *value, struct rule_settings *ret,
+			     const char **ret_why);
 
 /* Adds an error at file:line (used by the loaders). */
 int policy_add_error(struct policy *p, const char *file, unsigned line, const char *fmt, ...)

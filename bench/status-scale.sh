@@ -84,6 +84,11 @@ Backend=kernel
 [Rule bench]
 MatchUnit=bench-*.service
 Protect=yes
+# Processes followed, as before cgroups were decided whole: a rule that
+# names executables keeps the kernel backend on the process path, whose
+# status this measures (the fake tree has no cgroup.procs to read).
+[Rule processes]
+MatchExe=*
 CONF
 chmod 644 "$T/etc/execguard.conf"
 chmod 711 "$T"

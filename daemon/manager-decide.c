@@ -200,6 +200,20 @@ static void log_protected(struct manager *m, const struct tracked *t, uint64_t e
 		  m->backend_ops->name, r < 0 ? ", failed: " : "", r < 0 ? STRERROR(r) : "");
 }
 
+/* A process followed until now (moved to the cgroup, or a reload) whose
+ * cgroup is decided as a whole on the push path: not followed any more. */
+static void pushed_over(struct manager *m, struct tracked *t, const char *cgroup)
+{
+	struct log_fields f = LOG_FIELDS_INIT;
+
+	f.pid = t->pid;
+	f.exe = t->exe;
+	f.cgroup = cgroup;
+	log_event(LOG_INFO, MID_PROCESS_RELEASED, &f, "pid %d (%s) no longer followed: its cgroup %s is decided as a whole (%s)",
+		  (int)t->pid, strna(t->exe), cgroup, push_protects(m, cgroup) ? "protected" : "not protected");
+	release_tracked(m, t);
+}
+
 int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 {
 	struct tracked *t = hashmap_get(&m->procs, INT_TO_KEY(pid));
@@ -225,21 +239,9 @@ int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 	if (r < 0)
 		return look_failed(m, pid, exec_ts, t, r);
 	if (outcome == LOOK_PUSHED) {
-		/* Its cgroup is protected as a whole (or not) on the push
-		 * path: a process followed until now (moved there, or a
-		 * reload) is not any more. */
 		m->n_decisions++;
-		if (t) {
-			struct log_fields f = LOG_FIELDS_INIT;
-
-			f.pid = pid;
-			f.exe = t->exe;
-			f.cgroup = l.cgroup;
-			log_event(LOG_INFO, MID_PROCESS_RELEASED, &f,
-				  "pid %d (%s) no longer followed: its cgroup %s is decided as a whole (%s)", (int)pid,
-				  strna(t->exe), l.cgroup, push_protects(m, l.cgroup) ? "protected" : "not protected");
-			release_tracked(m, t);
-		}
+		if (t)
+			pushed_over(m, t, l.cgroup);
 		return 0;
 	}
 	if (outcome == LOOK_WAITING) {

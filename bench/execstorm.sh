@@ -17,11 +17,13 @@
 #   lock      Backend=lock, MatchCgroup=: every process pinned and locked
 #   none      Backend=none, MatchExe=: decided and reported only
 #
-# Usage (as root): bench/execstorm.sh [-r RATES] [-s SECONDS] [-b MODES] [-B BUILDDIR]
+# Usage (as root): bench/execstorm.sh [-r RATES] [-s SECONDS] [-b MODES] [-d DAEMON] [-B BUILDDIR]
 #   -r RATES     exec rates to ask of the load generator, per second
 #                (default "250 500 1000 2000 4000")
 #   -s SECONDS   seconds of load per rate (default 5)
 #   -b MODES     modes, from the list above (default "push exe elsewhere lock")
+#   -d DAEMON    the execguardd binary to measure (default the build's; an
+#                older build, say, with this script and its load generator)
 #   -B BUILDDIR  meson build directory (default build/bench, release)
 #   -h           this help
 # The load generator (bench/execload) runs for SECONDS at most and reports
@@ -37,13 +39,15 @@ rates="250 500 1000 2000 4000"
 seconds=5
 backends="push exe elsewhere lock"
 b="$top/build/bench"
+daemon_bin= daemon_opt=
 usage() { sed -n '3,/^set -eu/{/^set -eu/d;s/^# \{0,1\}//p}' "$0"; }
 [ "${1:-}" = --help ] && { usage; exit 0; }
-while getopts "r:s:b:B:h" o; do
+while getopts "r:s:b:d:B:h" o; do
 	case $o in
 	r) rates=$OPTARG ;;
 	s) seconds=$OPTARG ;;
 	b) backends=$OPTARG ;;
+	d) daemon_bin=$OPTARG daemon_opt=" -d $OPTARG" ;;
 	B) b=$OPTARG ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
@@ -53,6 +57,7 @@ done
 tools/deps.sh build
 [ -d "$b" ] || meson setup "$b" -Dbuildtype=release >/dev/null
 ninja -C "$b" >/dev/null
+daemon_bin=${daemon_bin:-$b/daemon/execguardd}
 cg2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
 [ -n "$cg2" ] || { echo "execstorm: no cgroup2 file system mounted" >&2; exit 1; }
 cg=execguard-bench-$$
@@ -164,7 +169,7 @@ stats() {
 }
 
 echo "execstorm: $(nproc) CPUs, kernel $(uname -r), $seconds s per rate"
-echo "command: bench/execstorm.sh -r \"$rates\" -s $seconds -b \"$backends\""
+echo "command: bench/execstorm.sh -r \"$rates\" -s $seconds -b \"$backends\"${daemon_opt}"
 short=()
 printf '\n%-9s %7s %7s %9s %9s %9s %6s %7s %7s %8s %10s %9s %8s %8s %8s %s\n' mode asked/s got/s p50_us p99_us max_us lost rescans missed events cpu_us/exec fe_us/exec share rss_KiB anon_KiB load
 for mode in $backends; do
@@ -191,7 +196,7 @@ CONF
 		chmod -R go-w "$T/etc"
 		extra=()
 		[ "$backend" = kernel ] && extra=(--cgroup-root="$T/cgroot")
-		"$b/daemon/execguardd" -c "$T/etc/execguard.conf" --log-target=stderr "${extra[@]}" >"$T/log" 2>&1 &
+		"$daemon_bin" -c "$T/etc/execguard.conf" --log-target=stderr "${extra[@]}" >"$T/log" 2>&1 &
 		daemon=$!
 		for _ in $(seq 100); do grep -q "ready:" "$T/log" && break; sleep 0.05; done
 		grep -q "ready:" "$T/log" || { echo "execstorm: daemon did not start:"; cat "$T/log"; exit 1; }

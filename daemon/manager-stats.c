@@ -48,6 +48,7 @@ void log_stats(struct manager *m, const char *when)
 {
 	struct rusage ru;
 	uint32_t p50, p99, max, push_p50, push_max;
+	unsigned long long started = 0, stopped = 0;
 	size_t push_n;
 	double cpu_us;
 
@@ -56,7 +57,9 @@ void log_stats(struct manager *m, const char *when)
 		 (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
 	latency_percentiles(m, &p50, &p99, &max);
 	push_latency(m, &push_p50, &push_max, &push_n);
-	log_event(LOG_NOTICE, MID_STATS, NULL, "stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %u us p99 %u us max %u us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu, connector wake-ups %llu, exec batches %llu, waits for unit sections %llu, decided by cgroup %llu, cgroups protected whole %zu, cgroup events %llu, cgroup-to-protection p50 %u us max %u us over %zu",
+	if (m->uw)
+		unit_events_counts(m->uw, &started, &stopped);
+	log_event(LOG_NOTICE, MID_STATS, NULL, "stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %u us p99 %u us max %u us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu, connector wake-ups %llu, exec batches %llu, waits for unit sections %llu, decided by cgroup %llu, cgroups protected whole %zu, cgroup events %llu, cgroup-to-protection p50 %u us max %u us over %zu, units started %llu stopped %llu (systemd)",
 		   when, (unsigned long long)m->n_exec, (unsigned long long)m->n_exit,
 		   (unsigned long long)m->n_decisions, (unsigned long long)m->n_protect_decisions,
 		   (unsigned long long)m->n_looks, (unsigned long long)m->n_gone_early,
@@ -66,7 +69,7 @@ void log_stats(struct manager *m, const char *when)
 		   cpu_us, ru.ru_maxrss, m->procs.n_items, (unsigned long long)m->n_connector_wakeups,
 		   (unsigned long long)m->n_exec_batches, (unsigned long long)m->n_unit_waits,
 		   (unsigned long long)m->n_class_hits, m->n_pushed_now, (unsigned long long)m->n_cgroup_events,
-		   push_p50, push_max, push_n);
+		   push_p50, push_max, push_n, started, stopped);
 }
 
 void update_status(struct manager *m, const char *prefix)

@@ -195,6 +195,19 @@ if podman_start; then
 	podman_stop
 fi
 
+# systemd's unit signals reached the unit watcher (eg-auto started and
+# stopped above, podman's scope): the stats line counts them.
+stats_line() {
+	kill -USR1 "$(systemctl show -p MainPID --value execguardd)"
+	sleep 1
+	journalctl -u execguardd --no-pager -o cat | grep "stats (on request)" | tail -n 1
+}
+line=$(stats_line)
+say "stats: ${line#*stats (on request): }"
+check "the unit watcher heard systemd start and stop units" \
+	bash -c '[ "$(sed -n "s/.*units started \([0-9]*\) stopped \([0-9]*\).*/\1 \2/p" <<<"$0" | awk "{ print (\$1 > 0 && \$2 > 0) }")" = 1 ]' "$line"
+check "stats: no exec event heard" bash -c 'grep -q "exec events 0," <<<"$0"' "$line"
+
 systemctl stop execguardd
 check "a clean stop clears what it set" test "$(value system.slice/eg-web.service)" = 0
 

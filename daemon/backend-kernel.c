@@ -58,6 +58,7 @@ struct kstate {
 	struct hashmap pids;	/* pid -> struct kcgroup (its own cgroup) */
 	unsigned n_owned;
 	unsigned n_failures;
+	bool quiet_missing; /* a cgroup pushed: a missing file is the caller's to retry */
 	int state_fd;		/* the journal, open for appending; -1: not open */
 	unsigned state_lines;	/* lines in it */
 	bool state_quiet;	/* stopping: one rewrite at the end */
@@ -294,6 +295,8 @@ static void report_failure(struct kstate *s, struct kcgroup *c, int r, const cha
 	if (c->failed == r)
 		return; /* said once already */
 	c->failed = r;
+	if (r == -ENOENT && s->quiet_missing)
+		return; /* the push path tries again, and says so if in vain */
 	s->n_failures++;
 	f.cgroup = c->path;
 	f.backend = "kernel";
@@ -333,6 +336,8 @@ static int set_one(struct kstate *s, struct kcgroup *c)
 		report_failure(s, c, r, "read");
 		return r;
 	}
+	if (c->failed == -ENOENT)
+		c->failed = 0; /* there now (a controller enabled since) */
 	format_limit(c->limit, value, sizeof(value));
 	/* Someone else's: leave it. Ours (from this run or an earlier one):
 	 * rewrite only a changed bound. */
@@ -578,23 +583,30 @@ static int kernel_protect_cgroup(void *state, const char *cgroup, const struct r
 	c = get_cgroup(s, cgroup, strlen(cgroup));
 	if (!c)
 		return -ENOMEM;
+	s->quiet_missing = true;
 	if (c->pushed) {
-		if (c->pushed_limit == want)
-			return 0;
-		r = count_limit(c, want, +1);
+		if (c->pushed_limit != want) {
+			r = count_limit(c, want, +1);
+			if (r < 0)
+				goto out;
+			count_limit(c, c->pushed_limit, -1);
+			c->pushed_limit = want;
+			update_limit(s, c);
+		} else if (c->failed) {
+			(void)set_one(s, c); /* its file was not there before */
+		}
+	} else {
+		r = join_cgroup(s, c, want);
 		if (r < 0)
-			return r;
-		count_limit(c, c->pushed_limit, -1);
+			goto out;
+		c->pushed = true;
 		c->pushed_limit = want;
-		update_limit(s, c);
-		return 0;
 	}
-	r = join_cgroup(s, c, want);
-	if (r < 0)
-		return r;
-	c->pushed = true;
-	c->pushed_limit = want;
-	return 0;
+	/* Held; in force once its own file is written. */
+	r = c->failed ? 1 : 0;
+out:
+	s->quiet_missing = false;
+	return r;
 }
 
 static void kernel_release_cgroup(void *state, const char *cgroup)

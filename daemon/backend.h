@@ -81,7 +81,9 @@ struct backend_ops {
 	 * gets (the push path, manager-push.c), for backends whose
 	 * protection belongs to the cgroup; called again with other
 	 * settings, they change. Without these the manager follows
-	 * processes. */
+	 * processes. 0: held and in force; 1: held, but its file could not
+	 * be written yet (the memory controller not enabled there yet: call
+	 * again later); <0: not held. */
 	int (*protect_cgroup)(void *state, const char *cgroup, const struct rule_settings *s);
 	void (*release_cgroup)(void *state, const char *cgroup);
 	/* The daemon settings changed (reload). */

@@ -38,7 +38,9 @@ struct pushed {
 	bool waiting;	       /* its unit's section is being asked for */
 	bool populated;	       /* cgroup.events at the last read; a new cgroup is */
 	bool stopped;	       /* systemd said its unit stopped */
-	bool protected_now;    /* the backend holds it */
+	bool held;	       /* the backend holds it */
+	bool protected_now;    /* and it is in force */
+	unsigned retries;      /* held, not in force yet: tries made again */
 	bool seen;	       /* mark for a scan */
 	bool by_auto;	       /* Protect=auto decided */
 	bool prewarming;       /* followed by prewarm (Prewarm=yes) */
@@ -159,6 +161,39 @@ static void follow_prewarm(struct manager *m, struct pushed *e, bool on)
 	}
 }
 
+/* Held but not in force (a cgroup made before its memory controller is
+ * enabled: a container runtime makes its cgroup, then enables the
+ * controller for it): tried again after these, then said once. */
+static const uint64_t retry_usec[] = { 20000, 100000, 500000, 2000000, 10000000 };
+
+static void arm_retry(struct manager *m, struct pushed *e)
+{
+	uint64_t due;
+	int on = SD_EVENT_OFF;
+
+	if (e->retries >= ELEMENTSOF(retry_usec)) {
+		struct log_fields f = LOG_FIELDS_INIT;
+
+		if (e->retries++ > ELEMENTSOF(retry_usec))
+			return; /* said */
+		f.cgroup = e->path;
+		f.unit = e->unit;
+		log_event(LOG_NOTICE, MID_PUSH_WATCH_FAILED, &f,
+			  "memory.exec_protect of cgroup %s could not be set (the memory controller not enabled "
+			  "there?); tried again for %llu s",
+			  e->path, (unsigned long long)(retry_usec[ELEMENTSOF(retry_usec) - 1] / 1000000));
+		return;
+	}
+	due = event_now(m->event) + retry_usec[e->retries++];
+	if (sd_event_source_get_enabled(m->push_retry, &on) >= 0 && on != SD_EVENT_OFF) {
+		uint64_t cur;
+
+		if (sd_event_source_get_time(m->push_retry, &cur) >= 0 && cur <= due)
+			return; /* an earlier round tries it too */
+	}
+	(void)event_timer_set(m->push_retry, due);
+}
+
 /* Protected while wanted, populated and its unit running; forgotten
  * when neither wanted nor waiting nor protected. */
 static void apply(struct manager *m, struct pushed *e)
@@ -174,7 +209,10 @@ static void apply(struct manager *m, struct pushed *e)
 			log_warning_errno(r, "cannot protect cgroup %s: %m", e->path);
 		}
 		e->last_error = r < 0 ? r : 0;
-		if (r >= 0 && !e->protected_now) {
+		e->held = r >= 0;
+		if (r > 0 && !e->protected_now)
+			arm_retry(m, e);
+		if (r == 0 && !e->protected_now) {
 			long long latency = e->fresh ? latency_since_created(m, e->path) : -1;
 
 			e->fresh = false;
@@ -186,18 +224,40 @@ static void apply(struct manager *m, struct pushed *e)
 			record_push_latency(m, latency);
 			log_push(m, e, true, NULL, latency);
 		}
-	} else if (e->protected_now) {
+	} else if (e->held) {
 		m->backend_ops->release_cgroup(m->backend, e->path);
-		e->protected_now = false;
-		m->n_pushed_now--;
-		m->status_dirty = true;
-		log_push(m, e, false,
-			 !e->wanted ? "the policy does not protect it" :
-			 e->stopped ? "its unit stopped" : "no process left in it (populated 0)", -1);
+		e->held = false;
+		e->retries = 0;
+		if (e->protected_now) {
+			e->protected_now = false;
+			m->n_pushed_now--;
+			m->status_dirty = true;
+			log_push(m, e, false,
+				 !e->wanted ? "the policy does not protect it" :
+				 e->stopped ? "its unit stopped" : "no process left in it (populated 0)", -1);
+		}
 	}
 	follow_prewarm(m, e, e->protected_now);
-	if (!e->wanted && !e->waiting && !e->protected_now)
+	if (!e->wanted && !e->waiting && !e->held)
 		forget(m, e);
+}
+
+/* The retry timer: every cgroup held and not in force is tried again. */
+int on_push_retry(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
+	struct hashmap_entry *e;
+
+	(void)s;
+	(void)usec;
+	while ((e = hashmap_iter_next(&m->pushed, &it))) {
+		struct pushed *p = e->value;
+
+		if (p->held && !p->protected_now)
+			apply(m, p); /* may remove this entry, only this one */
+	}
+	return 0;
 }
 
 /* The decision, as for a process of the cgroup without its executable.
@@ -284,7 +344,8 @@ static void cgroup_seen(struct manager *m, const char *path, bool fresh, bool wa
 			e->unit = NULL;
 	}
 	e->seen = true;
-	e->fresh = fresh;
+	/* Its latency counts from its appearance, whoever says so first. */
+	e->fresh = e->fresh || (fresh && !e->protected_now);
 	(void)decide(m, e);
 	if (!e->wanted && !e->waiting) {
 		apply(m, e);
@@ -582,7 +643,7 @@ void push_free(struct manager *m)
 	size_t cursor = 0;
 
 	while ((e = hashmap_steal(&m->pushed, &cursor))) {
-		if (e->protected_now && m->backend_ops)
+		if (e->held && m->backend_ops)
 			m->backend_ops->release_cgroup(m->backend, e->path);
 		follow_prewarm(m, e, false);
 		pushed_free(e);

@@ -19,6 +19,8 @@ bool push_possible(const struct manager *m);
 /* Whether processes must be followed too (the proc connector): the
  * backend cannot protect cgroups as such, or a rule names executables. */
 bool push_needs_processes(const struct manager *m);
+/* The retry timer's handler (manager.c owns the source). */
+int on_push_retry(sd_event_source *s, uint64_t usec, void *userdata);
 /* Sets m->push, and the cgroup watcher when it is. (The unit watcher
  * is made with the bus, before: push_unit_events_callbacks.) */
 int push_setup(struct manager *m);

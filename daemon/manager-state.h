@@ -111,6 +111,7 @@ struct manager {
 	struct hashmap pushed;	     /* path -> struct pushed (wanted, waiting or protected) */
 	struct cgroup_watch *cw;     /* inotify on cgroupfs */
 	sd_event_source *cw_source;
+	sd_event_source *push_retry; /* cgroups held, not in force yet */
 	struct unit_events *uw;	     /* units starting and stopping, from systemd */
 	size_t n_pushed_now;	     /* protected as a whole now */
 	uint64_t n_cgroup_events, n_pushed_protects, n_push_errors;

@@ -246,6 +246,7 @@ static int add_sources(struct manager *m)
 	    (r = event_add_timer(m->event, &m->cn_retry_timer, "connector-retry", on_connector_retry, m)) < 0 ||
 	    (r = event_add_timer(m->event, &m->cn_batch_timer, "exec-batch", on_connector_batch, m)) < 0 ||
 	    (r = event_add_timer(m->event, &m->auto_timer, "auto-sample", on_auto_timer, m)) < 0 ||
+	    (r = event_add_timer(m->event, &m->push_retry, "push-retry", on_push_retry, m)) < 0 ||
 	    (r = event_add_defer(m->event, &m->units_rescan, "units-rescan", on_units_rescan, m)) < 0)
 		return r;
 	/* Sends WATCHDOG=1 at half of WATCHDOG_USEC when that is set. */
@@ -507,6 +508,7 @@ struct manager *manager_free(struct manager *m)
 			tracked_free(m, e->value);
 	}
 	m->cw_source = sd_event_source_disable_unref(m->cw_source);
+	m->push_retry = sd_event_source_disable_unref(m->push_retry);
 	push_free(m);
 	if (m->backend_ops)
 		m->backend_ops->destroy(m->backend);

@@ -20,7 +20,7 @@ struct unit_events {
 	struct unit_events_callbacks cb;
 	void *userdata;
 	sd_bus *bus;
-	sd_bus_slot *changed_slot, *removed_slot;
+	sd_bus_slot *changed_slot;
 	struct hashmap asks; /* unit -> struct uw_ask */
 	unsigned long long n_started, n_stopped;
 };
@@ -163,22 +163,11 @@ static int on_changed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_err
 	return 0;
 }
 
-static int on_removed(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error)
-{
-	const char *unit, *path;
-
-	(void)ret_error;
-	if (sd_bus_message_read(msg, "so", &unit, &path) >= 0)
-		unit_stopped(userdata, unit);
-	return 0;
-}
-
 int unit_events_set_bus(struct unit_events *w, sd_bus *bus)
 {
 	int r;
 
 	w->changed_slot = sd_bus_slot_unref(w->changed_slot);
-	w->removed_slot = sd_bus_slot_unref(w->removed_slot);
 	asks_drop(w); /* answers under way come over the old connection */
 	w->bus = sd_bus_unref(w->bus);
 	if (!bus)
@@ -189,10 +178,7 @@ int unit_events_set_bus(struct unit_events *w, sd_bus *bus)
 				   "interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
 				   "arg0='org.freedesktop.systemd1.Unit',path_namespace='/org/freedesktop/systemd1/unit'",
 				   on_changed, NULL, w);
-	if (r < 0)
-		return r;
-	return sd_bus_match_signal_async(bus, &w->removed_slot, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-					 "org.freedesktop.systemd1.Manager", "UnitRemoved", on_removed, NULL, w);
+	return r;
 }
 
 int unit_events_new(const struct unit_events_callbacks *cb, void *userdata, struct unit_events **ret)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* systemd tells when a unit starts and stops, and where its cgroup is:
  * the PropertiesChanged signals of units (ActiveState), which systemd
- * sends to subscribers (units.c subscribes), and UnitRemoved. A unit
- * seen starting is asked for its ControlGroup once; the watcher reports
- * through the callbacks passed in and keeps nothing else. */
+ * sends to subscribers (units.c subscribes). A unit seen starting is
+ * asked for its ControlGroup once; the watcher reports through the
+ * callbacks passed in and keeps nothing else. (Not UnitRemoved: a
+ * daemon-reload unloads and loads every unit, running ones too.) */
 #pragma once
 
 #include <stdbool.h>
@@ -14,7 +15,7 @@ struct unit_events;
 struct unit_events_callbacks {
 	/* The unit is starting or running; its cgroup ("/system.slice/x.service"). */
 	void (*started)(void *userdata, const char *unit, const char *cgroup);
-	/* It stopped (inactive, failed) or was unloaded. */
+	/* It stopped (inactive, failed). */
 	void (*stopped)(void *userdata, const char *unit);
 };
 

@@ -378,6 +378,28 @@ static void test_cgroup_holder(void)
 	CHECK_STREQ(string_of("p.slice"), "0");
 	backend_kernel_ops.release_cgroup(s, "/p.slice/u.service/sub"); /* not held: nothing */
 	CHECK_EQ_INT(backend_kernel_ops.protect_cgroup(s, "/", NULL), -EINVAL);
+	/* Made before its memory controller is enabled (no file yet): held,
+	 * not in force; in force when asked again once the file is there. */
+	make_cgroup("p.slice/early", NULL);
+	CHECK_EQ_INT(backend_kernel_ops.protect_cgroup(s, "/p.slice/early", NULL), 1);
+	CHECK_STREQ(string_of("p.slice"), "max");
+	{
+		char p[512];
+		FILE *f;
+
+		snprintf(p, sizeof(p), "%s/p.slice/early/memory.exec_protect", root);
+		f = fopen(p, "w");
+		CHECK(f != NULL);
+		if (f) {
+			fputs("0\n", f);
+			fclose(f);
+		}
+	}
+	CHECK_EQ_INT(backend_kernel_ops.protect_cgroup(s, "/p.slice/early", NULL), 0);
+	CHECK_STREQ(string_of("p.slice/early"), "max");
+	backend_kernel_ops.release_cgroup(s, "/p.slice/early");
+	CHECK_STREQ(string_of("p.slice/early"), "0");
+	CHECK_STREQ(string_of("p.slice"), "0");
 	backend_kernel_ops.destroy(s);
 	close(env.cgroup_root_fd);
 }

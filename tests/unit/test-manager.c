@@ -428,12 +428,19 @@ static void test_push(void)
 	CHECK(loop_until(m, "system.slice/idle.service", "max"));
 	CHECK_STREQ(value("system.slice/other.service"), "0");
 
+	/* Made before its memory controller is enabled (a container's own
+	 * cgroup: the file comes a moment later): protected once it is there. */
+	mkdir_at("cg/system.slice/late.service/ctr");
+	CHECK(sd_event_run(manager_event(m), 50000) >= 0);
+	write_at("cg/system.slice/late.service/ctr/memory.exec_protect", "0\n");
+	CHECK(loop_until(m, "system.slice/late.service/ctr", "max"));
+
 	/* Its processes gone (cgroup.events: populated 0): released. */
 	write_at("cg/system.slice/late.service/worker/cgroup.events", "populated 0\nfrozen 0\n");
 	CHECK(loop_until(m, "system.slice/late.service/worker", "0"));
 	CHECK_STREQ(value("system.slice/late.service"), "max");
 	manager_get_stats(m, &st);
-	CHECK_EQ_INT(st.cgroups_protected, 3); /* web, idle, late */
+	CHECK_EQ_INT(st.cgroups_protected, 4); /* web, idle, late, late/ctr */
 	CHECK_EQ_INT(st.processes_protected, 0);
 	CHECK_EQ_INT(st.exec_events, 0);
 

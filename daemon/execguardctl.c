@@ -13,6 +13,7 @@
 #include "bus-stats.h"
 #include "bus-names.h"
 #include "ctl-containers.h"
+#include "ctl-segments.h"
 #include "metrics.h"
 #include "policy.h"
 #include "unit-files.h"
@@ -31,6 +32,10 @@ static uint64_t arg_timeout_usec; /* 0: sd-bus's default (25 s) */
 static const char *arg_config = DEFAULT_CONFIG;
 static const char *arg_output; /* metrics: write here, atomically */
 static const char *arg_cgroup_root = "/sys/fs/cgroup";
+static bool arg_cgroup_root_set;
+static const char *arg_cgroup;	   /* segments --cgroup= */
+static const char **arg_files;	   /* segments --file=, repeated */
+static size_t arg_n_files;
 
 static void help(void)
 {
@@ -56,6 +61,10 @@ static void help(void)
 	       "  keys                   Every policy key, per section, and what it does\n"
 	       "  metrics                The figures of status in the Prometheus text format,\n"
 	       "                         for node_exporter's textfile collector\n"
+	       "  segments UNIT|PID|--cgroup=PATH [--file=PATH...]\n"
+	       "                         For every file the processes map and every file named:\n"
+	       "                         its ELF segments (r--, r-x, rw-), their size and how\n"
+	       "                         much of them is in the page cache; needs no daemon\n"
 	       "\n"
 	       "Options:\n"
 	       "  -h --help              Show this help\n"
@@ -66,7 +75,12 @@ static void help(void)
 	       "     --output=FILE       metrics: replace FILE atomically (a temporary file in\n"
 	       "                         its directory, renamed) instead of printing\n"
 	       "     --cgroup-root=DIR   metrics: where to read memory.exec_protect (default\n"
-	       "                         /sys/fs/cgroup; execguardd's --cgroup-root)\n"
+	       "                         /sys/fs/cgroup; execguardd's --cgroup-root);\n"
+	       "                         segments: the cgroup2 mount (default: found)\n"
+	       "     --cgroup=PATH       segments: the processes of this cgroup2 path (from\n"
+	       "                         the root) and of the cgroups below it\n"
+	       "     --file=PATH         segments: this file too, mapped or not (what a service\n"
+	       "                         runs per request); repeatable\n"
 	       "\n"
 	       "Exit status: 0 success, 1 failure (errors, rejected reload, no such process),\n"
 	       "2 usage, 3 execguardd not reachable or no answer in time. See execguardctl(1).\n",
@@ -736,7 +750,7 @@ static void unit_bound(int cgroup_root_fd, const char *cgroup, struct metrics_un
 	/* Off somewhere up the tree: no bound in force. */
 	u->bound = where ? 0 : bound;
 	u->bound_max = !where && bound == UINT64_MAX;
-	u->kept = read_cgroup_exec_kept(cgroup_root_fd, cgroup);
+	u->kept = read_cgroup_exec_usage(cgroup_root_fd, cgroup);
 }
 
 /* The units' rows; their strings point into the reply, alive until the end. */
@@ -1003,7 +1017,7 @@ out:
 /* 1: go on; 0: done; <0: usage error. */
 static int parse_argv(int argc, char **argv)
 {
-	enum { ARG_VERSION = 0x100, ARG_JSON, ARG_TIMEOUT, ARG_OUTPUT, ARG_CGROUP_ROOT };
+	enum { ARG_VERSION = 0x100, ARG_JSON, ARG_TIMEOUT, ARG_OUTPUT, ARG_CGROUP_ROOT, ARG_CGROUP, ARG_FILE };
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -1012,6 +1026,8 @@ static int parse_argv(int argc, char **argv)
 		{ "timeout", required_argument, NULL, ARG_TIMEOUT },
 		{ "output", required_argument, NULL, ARG_OUTPUT },
 		{ "cgroup-root", required_argument, NULL, ARG_CGROUP_ROOT },
+		{ "cgroup", required_argument, NULL, ARG_CGROUP },
+		{ "file", required_argument, NULL, ARG_FILE },
 		{}
 	};
 	int c;
@@ -1039,7 +1055,24 @@ static int parse_argv(int argc, char **argv)
 			break;
 		case ARG_CGROUP_ROOT:
 			arg_cgroup_root = optarg;
+			arg_cgroup_root_set = true;
 			break;
+		case ARG_CGROUP:
+			if (optarg[0] != '/') {
+				fprintf(stderr, "execguardctl: --cgroup=%s: want a cgroup2 path from the root, /...\n", optarg);
+				return -EINVAL;
+			}
+			arg_cgroup = optarg;
+			break;
+		case ARG_FILE: {
+			const char **nf = realloc(arg_files, (arg_n_files + 1) * sizeof(*nf));
+
+			if (!nf)
+				return -ENOMEM;
+			arg_files = nf;
+			arg_files[arg_n_files++] = optarg;
+			break;
+		}
 		case ARG_TIMEOUT: {
 			char *end = NULL;
 			double sec;
@@ -1061,7 +1094,7 @@ static int parse_argv(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "execguardctl: a command is needed: status, libs, metrics, explain PID, check-config or reload (see --help)\n");
+		fprintf(stderr, "execguardctl: a command is needed: status, libs, metrics, segments, explain PID, check-config or reload (see --help)\n");
 		return -EINVAL;
 	}
 	return 1;
@@ -1097,6 +1130,26 @@ static int dispatch(int argc, char **argv)
 	const char *verb = argv[0];
 	int want = streq(verb, "explain") ? 2 : 1, r;
 
+	if ((arg_cgroup || arg_n_files) && !streq(verb, "segments")) {
+		fprintf(stderr, "execguardctl: --cgroup= and --file= are for segments only\n");
+		return EXIT_USAGE;
+	}
+	if (streq(verb, "segments")) {
+		struct segments_args sa = {
+			.target = argc > 1 ? argv[1] : NULL,
+			.cgroup = arg_cgroup,
+			.cgroup_root = arg_cgroup_root_set ? arg_cgroup_root : NULL,
+			.files = arg_files,
+			.n_files = arg_n_files,
+			.json = arg_json,
+		};
+
+		if (argc > 2 || arg_output) {
+			fprintf(stderr, "execguardctl: segments takes one UNIT or PID (or --cgroup=) and --file= (see --help)\n");
+			return EXIT_USAGE;
+		}
+		return ctl_segments(&sa);
+	}
 	if (streq(verb, "check-config"))
 		return cmd_check_config(argv + 1);
 	if (streq(verb, "keys")) {

@@ -216,10 +216,12 @@ def analyse_run(out, d):
     for k in svcs:
         if "exec" in k and k != "pgmajfault_exec":
             r["stat_" + k] = value_at(svcs[k], t1)
-    # what exec_protect kept: it moves with reclaim's laps (and overshoots
-    # while concurrent reclaimers each keep pages), so its median over the
-    # measured phase, and its peak in a column of its own
-    kept = [v for t, v in svcs.get("exec_protect_kept", []) if t0 <= t <= t1]
+    # what exec_protect held: v2 kernels report exec_protect_kept (it moves
+    # with reclaim's laps and overshoots with concurrent reclaimers), v3
+    # exec_protect_usage (the image pages charged, within the bound); its
+    # median over the measured phase, and its peak in a column of its own
+    key = "exec_protect_usage" if "exec_protect_usage" in svcs else "exec_protect_kept"
+    kept = [v for t, v in svcs.get(key, []) if t0 <= t <= t1]
     if kept:
         r["stat_exec_protect_kept"] = statistics.median(kept)
         r["stat_exec_protect_kept_peak"] = max(kept)

@@ -214,6 +214,21 @@ static void pushed_over(struct manager *m, struct tracked *t, const char *cgroup
 	release_tracked(m, t);
 }
 
+/* A followed process the policy no longer protects. */
+static void policy_released(struct manager *m, struct tracked *t, const struct look *l,
+			    const struct policy_decision *d)
+{
+	struct log_fields f = LOG_FIELDS_INIT;
+
+	f.pid = t->pid;
+	f.exe = l->exe ?: t->exe;
+	f.cgroup = l->cgroup;
+	f.policy = d->protect_source;
+	log_event(LOG_INFO, MID_PROCESS_RELEASED, &f, "pid %d (%s) no longer protected: %s", (int)t->pid,
+		  strna(l->exe ?: t->exe), d->protect_source);
+	release_tracked(m, t);
+}
+
 int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 {
 	struct tracked *t = hashmap_get(&m->procs, INT_TO_KEY(pid));
@@ -254,17 +269,8 @@ int examine(struct manager *m, pid_t pid, uint64_t exec_ts)
 	}
 	m->n_decisions++;
 	if (!d.protect) {
-		if (t) {
-			struct log_fields f = LOG_FIELDS_INIT;
-
-			f.pid = pid;
-			f.exe = l.exe ?: t->exe;
-			f.cgroup = l.cgroup;
-			f.policy = d.protect_source;
-			log_event(LOG_INFO, MID_PROCESS_RELEASED, &f, "pid %d (%s) no longer protected: %s",
-				  (int)pid, strna(l.exe ?: t->exe), d.protect_source);
-			release_tracked(m, t);
-		}
+		if (t)
+			policy_released(m, t, &l, &d);
 		if (exec_ts)
 			record_latency(m, exec_ts);
 		return 0;

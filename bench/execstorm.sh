@@ -155,7 +155,8 @@ mkdir "$cg2/$cg"
 mkdir -p "$T/cgroot/$cg" "$T/etc/execguard.d"
 echo 0 > "$T/cgroot/$cg/memory.exec_protect"
 
-# field NAME LINE: the number after NAME in a stats line
+# field NAME LINE: the number after NAME (an ERE) in a stats line, its
+# last match: "exec-to-decision p50", not the cgroups' "p50" after it
 field() { sed -E "s/.*$1 ([0-9.]+).*/\\1/" <<<"$2"; }
 stats() {
 	local before
@@ -269,7 +270,7 @@ CONF
 			short+=("$mode $rate/s: load fell short: asked $rate/s, got $got/s ($pct%); this row's figures are for $got/s")
 		fi
 		printf '%-9s %7s %7s %9s %9s %9s %6s %7s %7s %8s %10s %9s %8s %8s %8s %s\n' "$mode" "$rate" "${got:-?}" \
-			"$(field p50 "$s1")" "$(field p99 "$s1")" "$(field max "$s1")" \
+			"$(field "exec-to-decision p50" "$s1")" "$(field p99 "$s1")" "$(field "p99 [0-9]+ us max" "$s1")" \
 			"$(field overflows "$s1")" "$(field "full rescans" "$s1")" "$missed" "$ev" "$cpu" "${fe:-?}" "$share" "$rss" "$anon" "$mark"
 		stop_daemon
 		stop_started

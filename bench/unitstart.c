@@ -86,6 +86,16 @@ int main(int argc, char **argv)
 		snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 		if (put(real, "cgroup.procs", pid) < 0)
 			_exit(126);
+		/* The caller reads our stdout to its end: the long-lived
+		 * child must not hold it (nor any other inherited file, such
+		 * as a lock the caller runs under) open for its 600 s. */
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (null < 0 || dup2(null, STDOUT_FILENO) < 0)
+			_exit(126);
+		for (int fd = STDERR_FILENO + 1; fd < 1024; fd++)
+			if (fd != null)
+				(void)close(fd);
 		execl(argv[4], argv[4], "600", (char *)NULL);
 		_exit(127);
 	}

@@ -161,7 +161,7 @@ static int connect_daemon(sd_bus **ret)
 	int r = sd_bus_open_system(ret);
 
 	if (r < 0) {
-		fprintf(stderr, "execguardctl: cannot connect to the system bus: %s\n", strerror(-r));
+		fprintf(stderr, "execguardctl: cannot connect to the system bus: %s\n", STRERROR(r));
 		return -EXIT_NO_DAEMON;
 	}
 	if (arg_timeout_usec)
@@ -212,7 +212,7 @@ static int call_failed(sd_bus *bus, const char *what, const sd_bus_error *e, int
 		return EXIT_FAILED;
 	}
 	fprintf(stderr, "execguardctl: %s: %s\n", what,
-		e && e->message ? e->message : strerror(-r));
+		e && e->message ? e->message : STRERROR(r));
 	return EXIT_FAILED;
 }
 
@@ -292,7 +292,7 @@ static int get_props(sd_bus *bus, sd_bus_message **reply, struct props *p)
 	if (r >= 0)
 		r = sd_bus_message_exit_container(*reply);
 	if (r < 0) {
-		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
+		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", STRERROR(r));
 		return -EXIT_FAILED;
 	}
 	return 0;
@@ -459,7 +459,7 @@ static int cmd_status(sd_bus *bus)
 		}
 	}
 	if (r < 0) {
-		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
+		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", STRERROR(r));
 		return EXIT_FAILED;
 	}
 	if (arg_json) {
@@ -561,7 +561,7 @@ static int cmd_libs(sd_bus *bus)
 		}
 	}
 	if (r < 0) {
-		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
+		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", STRERROR(r));
 		return EXIT_FAILED;
 	}
 	if (arg_json)
@@ -684,7 +684,7 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 	}
 	return EXIT_OK;
 bad:
-	fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
+	fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", STRERROR(r));
 	return EXIT_FAILED;
 }
 
@@ -845,7 +845,7 @@ static int cmd_metrics(sd_bus *bus)
 		r = metrics_format(&d, rows.u, rows.n, &text, &len);
 	metrics_rows_done(&rows);
 	if (r < 0) {
-		fprintf(stderr, "execguardctl: metrics: %s\n", strerror(-r));
+		fprintf(stderr, "execguardctl: metrics: %s\n", STRERROR(r));
 		return EXIT_FAILED;
 	}
 	if (!arg_output) {
@@ -854,7 +854,7 @@ static int cmd_metrics(sd_bus *bus)
 	}
 	r = write_file_atomic(arg_output, text, len, 0644);
 	if (r < 0) {
-		fprintf(stderr, "execguardctl: cannot write %s: %s\n", arg_output, strerror(-r));
+		fprintf(stderr, "execguardctl: cannot write %s: %s\n", arg_output, STRERROR(r));
 		return EXIT_FAILED;
 	}
 	return EXIT_OK;
@@ -966,7 +966,7 @@ static int cmd_check_config(char **files)
 		if (r > 0)
 			n_unit_sections++;
 		else if (p.n_errors == before && access(units.v[i], F_OK) < 0)
-			policy_add_error(&p, units.v[i], 0, "cannot open: %s", strerror(errno));
+			policy_add_error(&p, units.v[i], 0, "cannot open: %s", STRERROR(errno));
 		else if (p.n_errors == before && files[0])
 			fprintf(stderr, "execguardctl: %s has no [X-ExecGuard] section\n", units.v[i]);
 		free(source);

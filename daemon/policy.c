@@ -984,7 +984,7 @@ static int load_one(struct policy *p, const char *path, bool allow_missing)
 	if (fd < 0) {
 		if (errno == ENOENT && allow_missing)
 			return 0;
-		return policy_add_error(p, path, 0, "cannot open: %s", strerror(errno)) ?: -errno;
+		return policy_add_error(p, path, 0, "cannot open: %s", STRERROR(errno)) ?: -errno;
 	}
 	r = policy_check_file_mode(fd, &why);
 	if (r == -EPERM)
@@ -993,7 +993,7 @@ static int load_one(struct policy *p, const char *path, bool allow_missing)
 		return r;
 	r = read_fd(fd, POLICY_FILE_MAX, &buf, &len);
 	if (r < 0)
-		return policy_add_error(p, path, 0, "cannot read: %s", strerror(-r)) ?: r;
+		return policy_add_error(p, path, 0, "cannot read: %s", STRERROR(r)) ?: r;
 	r = add_file(p, path);
 	if (r < 0)
 		return r;
@@ -1019,7 +1019,7 @@ int policy_load(struct policy *p, const char *main_file, const char *dropin_dir,
 	if (dropin_dir) {
 		n = scandir(dropin_dir, &list, conf_filter, alphasort);
 		if (n < 0 && errno != ENOENT)
-			policy_add_error(p, dropin_dir, 0, "cannot read directory: %s", strerror(errno));
+			policy_add_error(p, dropin_dir, 0, "cannot read directory: %s", STRERROR(errno));
 		for (int i = 0; i < n; i++) {
 			char path[PATH_MAX];
 
@@ -1079,6 +1079,33 @@ bool policy_may_protect(const struct policy *p, const struct policy_input *in)
 		    glob_any(r->match_cgroup, in->cgroup))
 			return true;
 	}
+	return false;
+}
+
+bool policy_exe_matters(const struct policy *p, const struct policy_input *in)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct rule *r = &p->rules[i];
+
+		if (r->match_exe && glob_any(r->match_unit, in->unit) && glob_any(r->match_cgroup, in->cgroup))
+			return true;
+	}
+	return false;
+}
+
+bool policy_names_exes(const struct policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].match_exe)
+			return true;
+	return false;
+}
+
+bool policy_matches_beyond_units(const struct policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (!p->rules[i].match_unit && p->rules[i].settings.protect > 0)
+			return true;
 	return false;
 }
 

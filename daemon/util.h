@@ -113,6 +113,11 @@ char *utf8_escape_invalid(const char *s, int *ret_err);
 /* The same for messages of several lines: newlines and tabs are kept. */
 char *utf8_escape_invalid_text(const char *s, int *ret_err);
 
+/* The text of errno e (either sign), thread-safe (strerror() is not),
+ * in a buffer that lives as long as the statement: for messages that are
+ * not logged with %m (log_*_errno()), such as a policy error's text. */
+#define STRERROR(e) strerror_r(abs(e), (char[128]){}, 128)
+
 /* "12.0M", "512B": bytes with a binary suffix, for messages. */
 void format_bytes(char *buf, size_t size, uint64_t v);
 

@@ -105,7 +105,7 @@ while [ $# -gt 0 ]; do
 	--allow-oom-kill) allow_oom_kill=true ;;
 	--quiet) quiet=true ;;
 	--numa) numa=true ;;
-	-h|--help) sed -n '3,59s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,/^[^#]/{/^[^#]/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	--) shift; break ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;

@@ -12,6 +12,8 @@
 
 #include "bus-stats.h"
 #include "bus-names.h"
+#include "ctl-containers.h"
+#include "ctl-segments.h"
 #include "metrics.h"
 #include "policy.h"
 #include "unit-files.h"
@@ -30,6 +32,10 @@ static uint64_t arg_timeout_usec; /* 0: sd-bus's default (25 s) */
 static const char *arg_config = DEFAULT_CONFIG;
 static const char *arg_output; /* metrics: write here, atomically */
 static const char *arg_cgroup_root = "/sys/fs/cgroup";
+static bool arg_cgroup_root_set;
+static const char *arg_cgroup;	   /* segments --cgroup= */
+static const char **arg_files;	   /* segments --file=, repeated */
+static size_t arg_n_files;
 
 static void help(void)
 {
@@ -55,6 +61,10 @@ static void help(void)
 	       "  keys                   Every policy key, per section, and what it does\n"
 	       "  metrics                The figures of status in the Prometheus text format,\n"
 	       "                         for node_exporter's textfile collector\n"
+	       "  segments UNIT|PID|--cgroup=PATH [--file=PATH...]\n"
+	       "                         For every file the processes map and every file named:\n"
+	       "                         its ELF segments (r--, r-x, rw-), their size and how\n"
+	       "                         much of them is in the page cache; needs no daemon\n"
 	       "\n"
 	       "Options:\n"
 	       "  -h --help              Show this help\n"
@@ -65,7 +75,12 @@ static void help(void)
 	       "     --output=FILE       metrics: replace FILE atomically (a temporary file in\n"
 	       "                         its directory, renamed) instead of printing\n"
 	       "     --cgroup-root=DIR   metrics: where to read memory.exec_protect (default\n"
-	       "                         /sys/fs/cgroup; execguardd's --cgroup-root)\n"
+	       "                         /sys/fs/cgroup; execguardd's --cgroup-root);\n"
+	       "                         segments: the cgroup2 mount (default: found)\n"
+	       "     --cgroup=PATH       segments: the processes of this cgroup2 path (from\n"
+	       "                         the root) and of the cgroups below it\n"
+	       "     --file=PATH         segments: this file too, mapped or not (what a service\n"
+	       "                         runs per request); repeatable\n"
 	       "\n"
 	       "Exit status: 0 success, 1 failure (errors, rejected reload, no such process),\n"
 	       "2 usage, 3 execguardd not reachable or no answer in time. See execguardctl(1).\n",
@@ -333,15 +348,45 @@ static const char *fmt_text_faults(const struct unit_row *u, char *buf, size_t s
 	return buf;
 }
 
+/* A unit's container or pod (ctl-containers.h): a "container" object in
+ * --json, null when it is neither. */
+static void json_container(const struct ctl_container_names *c)
+{
+	if (!c->any) {
+		fputs("null", stdout);
+		return;
+	}
+	putchar('{');
+	json_key("runtime", true), json_string(c->runtime);
+	json_key("id", false), json_string(c->id);
+	json_key("name", false), json_string(c->name);
+	json_key("monitor", false), fputs(c->monitor ? "true" : "false", stdout);
+	json_key("pod_uid", false), json_string(c->pod_uid);
+	json_key("pod_namespace", false), json_string(c->pod_namespace);
+	json_key("pod_name", false), json_string(c->pod_name);
+	json_key("qos", false), json_string(c->qos);
+	json_key("annotation", false), json_string(c->request);
+	putchar('}');
+}
+
+static void containers_freep(struct ctl_containers **c)
+{
+	ctl_containers_free(*c);
+}
+
 static int cmd_status(sd_bus *bus)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *pr = NULL, *reply = NULL;
+	_cleanup_(containers_freep) struct ctl_containers *ctrs = NULL;
+	struct ctl_container_names cn;
 	struct props p;
 	struct unit_row u;
 	int r, n = 0;
 
 	if ((r = get_props(bus, &pr, &p)) < 0 || (r = call(bus, "ListUnitsEx", &reply, NULL)) < 0)
 		return -r;
+	if (ctl_containers_load(bus, &ctrs) < 0)
+		return EXIT_FAILED;
 	if (arg_json) {
 		printf("{");
 		json_key("version", true), json_string(p.version);
@@ -374,8 +419,9 @@ static int cmd_status(sd_bus *bus)
 	}
 	r = sd_bus_message_enter_container(reply, 'a', UNIT_ROW);
 	while (r >= 0 && (r = read_unit_row(reply, &u)) > 0) {
-		char b1[16], b2[16], b3[16], b4[24], b5[24], b6[24];
+		char b1[16], b2[16], b3[16], b4[24], b5[24], b6[24], who[256];
 
+		ctl_container_names(ctrs, *u.cgroup ? u.cgroup : NULL, &cn);
 		if (arg_json) {
 			printf("%s{", n++ ? "," : "");
 			json_key("unit", true), json_string(u.unit);
@@ -398,6 +444,7 @@ static int cmd_status(sd_bus *bus)
 			else
 				json_string(u.text_fault_source);
 			json_key("breaches", false), json_u64(u.breaches);
+			json_key("container", false), json_container(&cn);
 			putchar('}');
 		} else {
 			n++;
@@ -406,6 +453,9 @@ static int cmd_status(sd_bus *bus)
 			       fmt_bytes(u.resident, b2, sizeof(b2)), fmt_bytes(u.locked, b3, sizeof(b3)),
 			       fmt_u64(u.major_faults, b4, sizeof(b4)), fmt_text_faults(&u, b6, sizeof(b6)),
 			       fmt_u64(u.breaches, b5, sizeof(b5)), u.state);
+			ctl_container_describe(&cn, who, sizeof(who));
+			if (*who)
+				printf("  %-30s %s\n", "", who);
 		}
 	}
 	if (r < 0) {
@@ -525,6 +575,8 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	const char *unit, *cgroup, *exe, *backend, *source, *section, *section_source, *auto_state;
+	struct ctl_container_names cn;
+	char who[256];
 	int protect, tracked, r, n = 0;
 	unsigned long pid;
 	char *end;
@@ -542,6 +594,14 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 				&source, &section, &section_source);
 	if (r < 0)
 		goto bad;
+	{
+		_cleanup_(containers_freep) struct ctl_containers *ctrs = NULL;
+
+		if (ctl_containers_load(bus, &ctrs) < 0)
+			return EXIT_FAILED;
+		ctl_container_names(ctrs, cgroup, &cn);
+		ctl_container_describe(&cn, who, sizeof(who));
+	}
 	if (arg_json) {
 		printf("{");
 		json_key("pid", true), printf("%lu", pid);
@@ -557,16 +617,25 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 			*section_source ? json_string(section_source) : (void)fputs("null", stdout);
 		json_key("unit_section_pending", false),
 			fputs(!*section_source && *section ? "true" : "false", stdout);
+		json_key("container", false), json_container(&cn);
 		json_key("rules", false), putchar('[');
 	} else {
 		printf("PID %lu\n", pid);
-		printf("  unit:          %s\n", *unit ? unit : "(none: not in a systemd unit)");
+		if (*unit)
+			printf("  unit:          %s\n", unit);
+		else
+			printf("  unit:          (none: %s)\n", *who ? "a container's cgroup, not a systemd unit" :
+								   "not in a systemd unit");
 		printf("  cgroup:        %s\n", cgroup);
+		if (*who)
+			printf("  container:     %s\n", who);
 		printf("  executable:    %s\n", exe);
 		printf("  decision:      %s, decided by %s\n", protect ? "protect" : "do not protect", source);
 		printf("  now:           %s (backend %s)\n",
 		       tracked ? "tracked as protected" : "not tracked", backend);
-		if (*section_source)
+		if (*section_source && strncmp(section_source, "annotation ", 11) == 0)
+			printf("  container asked: %s, given %s\n", section_source, *section ? section : "nothing");
+		else if (*section_source)
 			printf("  unit section:  [X-ExecGuard] %s at %s\n", *section ? section : "(empty)",
 			       section_source);
 		else if (*section)
@@ -681,18 +750,36 @@ static void unit_bound(int cgroup_root_fd, const char *cgroup, struct metrics_un
 	/* Off somewhere up the tree: no bound in force. */
 	u->bound = where ? 0 : bound;
 	u->bound_max = !where && bound == UINT64_MAX;
-	u->kept = read_cgroup_exec_kept(cgroup_root_fd, cgroup);
+	u->kept = read_cgroup_exec_usage(cgroup_root_fd, cgroup);
 }
 
 /* The units' rows; their strings point into the reply, alive until the end. */
 struct metrics_rows {
 	struct metrics_unit *u;
+	struct ctl_container_names *names; /* the container labels point here */
 	size_t n;
 };
 
 static void metrics_rows_done(struct metrics_rows *rows)
 {
 	free(rows->u);
+	free(rows->names);
+}
+
+/* Kubernetes' labels: namespace, pod (names from the annotations),
+ * pod_uid, container (its name, else its short id). */
+static void metrics_container_labels(const struct ctl_containers *ctrs, const char *cgroup, struct metrics_unit *u,
+				     struct ctl_container_names *n)
+{
+	ctl_container_names(ctrs, cgroup, n);
+	if (!n->any)
+		return;
+	if (!*n->name && strlen(n->id) > 12)
+		n->id[12] = '\0';
+	u->namespace_ = n->pod_namespace;
+	u->pod = n->pod_name;
+	u->pod_uid = n->pod_uid;
+	u->container = *n->name ? n->name : n->id;
 }
 
 static int cmd_metrics(sd_bus *bus)
@@ -701,6 +788,7 @@ static int cmd_metrics(sd_bus *bus)
 	_cleanup_close_ int cgroup_root_fd = -1;
 	_cleanup_free_ char *text = NULL;
 	struct metrics_rows rows = { 0 };
+	_cleanup_(containers_freep) struct ctl_containers *ctrs = NULL;
 	struct metrics_daemon d;
 	struct unit_row u;
 	struct props p;
@@ -709,6 +797,8 @@ static int cmd_metrics(sd_bus *bus)
 
 	if ((r = get_props(bus, &pr, &p)) < 0 || (r = call(bus, "ListUnitsEx", &reply, NULL)) < 0)
 		return -r;
+	if (ctl_containers_load(bus, &ctrs) < 0)
+		return EXIT_FAILED;
 	d = (struct metrics_daemon){
 		.version = p.version, .backend = p.backend, .processes_protected = p.processes,
 		.exec_events = p.execs, .exit_events = p.exits, .decisions = p.decisions,
@@ -724,12 +814,19 @@ static int cmd_metrics(sd_bus *bus)
 	r = sd_bus_message_enter_container(reply, 'a', UNIT_ROW);
 	while (r >= 0 && (r = read_unit_row(reply, &u)) > 0) {
 		struct metrics_unit *nu = realloc(rows.u, (rows.n + 1) * sizeof(*nu));
+		struct ctl_container_names *nn;
 
 		if (!nu) {
 			r = -ENOMEM;
 			break;
 		}
 		rows.u = nu;
+		nn = realloc(rows.names, (rows.n + 1) * sizeof(*nn));
+		if (!nn) {
+			r = -ENOMEM;
+			break;
+		}
+		rows.names = nn;
 		rows.u[rows.n] = (struct metrics_unit){
 			.unit = u.unit,
 			.reason = u.reason,
@@ -741,6 +838,7 @@ static int cmd_metrics(sd_bus *bus)
 			.text_faults = u.text_faults, .text_fault_source = u.text_fault_source,
 		};
 		unit_bound(cgroup_root_fd, *u.cgroup ? u.cgroup : NULL, &rows.u[rows.n]);
+		metrics_container_labels(ctrs, *u.cgroup ? u.cgroup : NULL, &rows.u[rows.n], &rows.names[rows.n]);
 		rows.n++;
 	}
 	if (r >= 0)
@@ -919,7 +1017,7 @@ out:
 /* 1: go on; 0: done; <0: usage error. */
 static int parse_argv(int argc, char **argv)
 {
-	enum { ARG_VERSION = 0x100, ARG_JSON, ARG_TIMEOUT, ARG_OUTPUT, ARG_CGROUP_ROOT };
+	enum { ARG_VERSION = 0x100, ARG_JSON, ARG_TIMEOUT, ARG_OUTPUT, ARG_CGROUP_ROOT, ARG_CGROUP, ARG_FILE };
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -928,6 +1026,8 @@ static int parse_argv(int argc, char **argv)
 		{ "timeout", required_argument, NULL, ARG_TIMEOUT },
 		{ "output", required_argument, NULL, ARG_OUTPUT },
 		{ "cgroup-root", required_argument, NULL, ARG_CGROUP_ROOT },
+		{ "cgroup", required_argument, NULL, ARG_CGROUP },
+		{ "file", required_argument, NULL, ARG_FILE },
 		{}
 	};
 	int c;
@@ -955,7 +1055,24 @@ static int parse_argv(int argc, char **argv)
 			break;
 		case ARG_CGROUP_ROOT:
 			arg_cgroup_root = optarg;
+			arg_cgroup_root_set = true;
 			break;
+		case ARG_CGROUP:
+			if (optarg[0] != '/') {
+				fprintf(stderr, "execguardctl: --cgroup=%s: want a cgroup2 path from the root, /...\n", optarg);
+				return -EINVAL;
+			}
+			arg_cgroup = optarg;
+			break;
+		case ARG_FILE: {
+			const char **nf = realloc(arg_files, (arg_n_files + 1) * sizeof(*nf));
+
+			if (!nf)
+				return -ENOMEM;
+			arg_files = nf;
+			arg_files[arg_n_files++] = optarg;
+			break;
+		}
 		case ARG_TIMEOUT: {
 			char *end = NULL;
 			double sec;
@@ -977,7 +1094,7 @@ static int parse_argv(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "execguardctl: a command is needed: status, libs, metrics, explain PID, check-config or reload (see --help)\n");
+		fprintf(stderr, "execguardctl: a command is needed: status, libs, metrics, segments, explain PID, check-config or reload (see --help)\n");
 		return -EINVAL;
 	}
 	return 1;
@@ -1013,6 +1130,26 @@ static int dispatch(int argc, char **argv)
 	const char *verb = argv[0];
 	int want = streq(verb, "explain") ? 2 : 1, r;
 
+	if ((arg_cgroup || arg_n_files) && !streq(verb, "segments")) {
+		fprintf(stderr, "execguardctl: --cgroup= and --file= are for segments only\n");
+		return EXIT_USAGE;
+	}
+	if (streq(verb, "segments")) {
+		struct segments_args sa = {
+			.target = argc > 1 ? argv[1] : NULL,
+			.cgroup = arg_cgroup,
+			.cgroup_root = arg_cgroup_root_set ? arg_cgroup_root : NULL,
+			.files = arg_files,
+			.n_files = arg_n_files,
+			.json = arg_json,
+		};
+
+		if (argc > 2 || arg_output) {
+			fprintf(stderr, "execguardctl: segments takes one UNIT or PID (or --cgroup=) and --file= (see --help)\n");
+			return EXIT_USAGE;
+		}
+		return ctl_segments(&sa);
+	}
 	if (streq(verb, "check-config"))
 		return cmd_check_config(argv + 1);
 	if (streq(verb, "keys")) {

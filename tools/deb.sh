@@ -49,7 +49,9 @@ expected=(
 	./lib/systemd/system/execguardd.service
 	./usr/bin/execguardctl
 	./usr/lib/systemd/catalog/execguard.catalog
+	./usr/libexec/execguard/execguard-oci-hook
 	./usr/sbin/execguardd
+	./usr/share/containers/oci/hooks.d/execguard.json
 	./usr/share/dbus-1/system.d/org.execguard.Manager1.conf
 	./usr/share/doc/execguard/README.md.gz
 	./usr/share/doc/execguard/changelog.gz
@@ -60,6 +62,7 @@ expected=(
 	./usr/share/doc/execguard/examples/protect.conf
 	./usr/share/man/man1/execguardctl.1.gz
 	./usr/share/man/man5/execguard.conf.5.gz
+	./usr/share/man/man8/execguard-oci-hook.8.gz
 	./usr/share/man/man8/execguardd.8.gz
 )
 bad=0

@@ -5,11 +5,12 @@
 set -eu
 
 build_pkgs=(meson ninja-build pkg-config gcc libc6-dev libsystemd-dev libmount-dev libinih-dev
-	python3 util-linux procps scdoc)
+	libjson-c-dev python3 util-linux procps scdoc)
 # prometheus (promtool), prometheus-node-exporter and curl: host-bus-metrics
 # (under systemd, apt starts their services; the test uses its own port).
+# python3-yaml: k8s-manifest (deploy/kubernetes/).
 test_pkgs=(clang llvm libclang-rt-14-dev dbus-daemon e2fsprogs valgrind strace
-	prometheus prometheus-node-exporter curl)
+	prometheus prometheus-node-exporter curl python3-yaml)
 # The kernel series' base: exactly this version of the source (see kernel/build.sh)
 kernel_source=linux-source-6.12=$(cat "$(dirname "$0")/../kernel/base-version")
 kernel_pkgs=("$kernel_source" flex bison libelf-dev libssl-dev bc cpio dwarves make

@@ -130,8 +130,8 @@ static void test_golden(void)
 		"# TYPE execguard_unit_exec_protect_bound_bytes gauge\n"
 		"execguard_unit_exec_protect_bound_bytes{unit=\"a.service\"} +Inf\n"
 		"execguard_unit_exec_protect_bound_bytes{unit=\"b.service\"} 1048576\n"));
-	CHECK(out && strstr(out, "execguard_unit_exec_protect_kept_bytes{unit=\"a.service\"} 4096\n"));
-	CHECK(out && !strstr(out, "execguard_unit_exec_protect_kept_bytes{unit=\"b.service\"}"));
+	CHECK(out && strstr(out, "execguard_unit_exec_protect_usage_bytes{unit=\"a.service\"} 4096\n"));
+	CHECK(out && !strstr(out, "execguard_unit_exec_protect_usage_bytes{unit=\"b.service\"}"));
 	CHECK(out && strstr(out, "execguard_unit_major_faults_total{unit=\"a.service\"} 7\n"));
 	CHECK(out && out[strlen(out) - 1] == '\n');
 }
@@ -177,4 +177,39 @@ static void test_write(void)
 	CHECK_EQ_INT(rmdir(dir), 0); /* no temporary file left behind */
 }
 
-TEST_MAIN(test_escape, test_names, test_golden, test_text_faults, test_write)
+/* A unit that is a container of a pod: Kubernetes' label names on every
+ * per-unit sample, each escaped; none on a plain unit. */
+static void test_container_labels(void)
+{
+	struct metrics_unit u[2] = {
+		{ .unit = "crio-3f2a.scope", .reason = "annotation", .source = "x", .protected_now = true,
+		  .processes = 2, .text_mapped = METRICS_UNKNOWN, .text_resident = METRICS_UNKNOWN,
+		  .text_locked = METRICS_UNKNOWN, .major_faults = 7, .breaches = METRICS_UNKNOWN,
+		  .kept = METRICS_UNKNOWN, .text_faults = 5, .text_fault_source = "kernel",
+		  .namespace_ = "shop", .pod = "web-0", .pod_uid = "8c1e", .container = "ng\"inx" },
+		{ .unit = "a.service", .reason = "policy", .source = "r", .processes = 1,
+		  .text_mapped = METRICS_UNKNOWN, .text_resident = METRICS_UNKNOWN, .text_locked = METRICS_UNKNOWN,
+		  .major_faults = 3, .breaches = METRICS_UNKNOWN, .kept = METRICS_UNKNOWN,
+		  .text_faults = METRICS_UNKNOWN, .pod = "" },
+	};
+	_cleanup_free_ char *out = format(&daemon0, u, 2);
+	const char *k8s = "{unit=\"crio-3f2a.scope\",namespace=\"shop\",pod=\"web-0\",pod_uid=\"8c1e\",container=\"ng\\\"inx\"";
+
+	CHECK(out && strstr(out, "execguard_unit_protected"));
+	if (!out)
+		return;
+	for (const char *name = "execguard_unit_protected\0execguard_unit_processes\0execguard_unit_major_faults_total\0"
+				"execguard_unit_text_major_faults_total\0";
+	     *name; name += strlen(name) + 1) {
+		char want[512];
+
+		snprintf(want, sizeof(want), "\n%s%s", name, k8s);
+		if (!strstr(out, want))
+			fprintf(stderr, "missing: %s\n", want + 1);
+		CHECK(strstr(out, want));
+	}
+	CHECK(strstr(out, "execguard_unit_processes{unit=\"a.service\"} 1\n"));
+	CHECK(strstr(out, "execguard_unit_text_major_faults_total{unit=\"crio-3f2a.scope\",namespace=\"shop\",pod=\"web-0\",pod_uid=\"8c1e\",container=\"ng\\\"inx\",method=\"kernel\"} 5\n"));
+}
+
+TEST_MAIN(test_escape, test_names, test_golden, test_text_faults, test_write, test_container_labels)

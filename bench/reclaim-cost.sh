@@ -1,43 +1,53 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # What memory.exec_protect costs reclaim: a use-once stream of page cache
-# through a cgroup's memory.max, with idle tasks in that cgroup that have
-# mapped text executable, on
+# through a cgroup's memory.max (read(), or with --workload=mmap a file
+# mapped and read through the mapping, which reclaim then unmaps), with
+# idle tasks in that cgroup that have mapped text executable, and with
+# --libc-mappers=N that many idle processes mapping libc (and the rest of
+# their image) in ten unrelated cgroups, on
 #   unpatched   the same kernel without the series (kernel/build.sh --unpatched)
 #   unused      the series, memory.exec_protect set nowhere (static key off)
 #   elsewhere   the series, set only on an unrelated cgroup (key on; the
 #               stream's cgroup is not protected)
 #   protected   the series, set on the stream's cgroup: its tasks' text
-#               (aged with MADV_COLD) is kept, and rmap-walked through
-#               its 20 mappings, on every pass
+#               (aged with MADV_COLD) is kept on every pass
 # For each: the stream's wall time, the cgroup's system CPU time (its
 # direct reclaim), pages scanned and stolen (memory.stat), scanned per
-# second of system time, and pgexec_protected. Median of --reps runs;
-# every run is printed too.
+# second of system time, and pgexec_protected. Median of --reps runs with
+# a 95% confidence interval of the median (order statistics); every run
+# is printed too.
 #
 # Usage: bench/reclaim-cost.sh [--reps=3] [--lru=classic,mglru]
 #                              [--stream=512M] [--limit=64M]
 #                              [--mappers=20] [--text=16M]
+#                              [--workload=read|mmap] [--libc-mappers=0]
+#                              [--modes=unpatched,unused,elsewhere,protected]
 #        (as root; the kernels of kernel/build.sh and --unpatched, or
 #         $EXECGUARD_BZIMAGE and $EXECGUARD_BZIMAGE_UNPATCHED)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 reps=3 lrus=classic,mglru stream=512M limit=64M mappers=20 text=16M
+workload=read libc_mappers=0 modes=unpatched,unused,elsewhere,protected
 for a in "$@"; do
 	case $a in
+	--workload=*) workload=${a#*=} ;;
+	--libc-mappers=*) libc_mappers=${a#*=} ;;
+	--modes=*) modes=${a#*=} ;;
 	--reps=*) reps=${a#*=} ;;
 	--lru=*) lrus=${a#*=} ;;
 	--stream=*) stream=${a#*=} ;;
 	--limit=*) limit=${a#*=} ;;
 	--mappers=*) mappers=${a#*=} ;;
 	--text=*) text=${a#*=} ;;
-	-h|--help) sed -n '3,21s/^# \{0,1\}//p' "$0"; exit 0 ;;
-	*) echo "usage: $0 [--reps=N] [--lru=classic,mglru] [--stream=512M] [--limit=64M] [--mappers=N] [--text=16M]" >&2; exit 2 ;;
+	-h|--help) sed -n '/^# What memory/,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+	*) echo "usage: $0 [--reps=N] [--lru=classic,mglru] [--stream=512M] [--limit=64M] [--mappers=N] [--text=16M] [--workload=read|mmap] [--libc-mappers=N] [--modes=...]" >&2; exit 2 ;;
 	esac
 done
-[[ $reps =~ ^[0-9]+$ && $mappers =~ ^[0-9]+$ && $stream =~ ^[0-9]+[KMG]$ &&
-   $limit =~ ^[0-9]+[KMG]$ && $text =~ ^[0-9]+[KMG]$ ]] || {
-	echo "error: --reps and --mappers take numbers; --stream, --limit, --text sizes (K, M, G)" >&2
+[[ $reps =~ ^[0-9]+$ && $mappers =~ ^[0-9]+$ && $libc_mappers =~ ^[0-9]+$ &&
+   $stream =~ ^[0-9]+[KMG]$ && $limit =~ ^[0-9]+[KMG]$ && $text =~ ^[0-9]+[KMG]$ &&
+   $workload =~ ^(read|mmap)$ && $modes =~ ^(unpatched|unused|elsewhere|protected)(,(unpatched|unused|elsewhere|protected))*$ ]] || {
+	echo "error: --reps, --mappers and --libc-mappers take numbers; --stream, --limit, --text sizes (K, M, G); --workload read or mmap; --modes a list of unpatched, unused, elsewhere, protected" >&2
 	exit 2
 }
 
@@ -80,6 +90,33 @@ int main(int argc, char **argv)
 EOF
 gcc -O2 -o "$work/mapper" "$work/mapper.c"
 
+# The mmap workload: map the stream's file and read it through the mapping,
+# a page at a time, once
+cat >"$work/mmapcat.c" <<'EOF'
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+int main(int argc, char **argv)
+{
+	struct stat st;
+	volatile char sum = 0;
+	char *p;
+	int fd = open(argv[1], O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st))
+		return 1;
+	p = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return 1;
+	for (off_t o = 0; o < st.st_size; o += 4096)
+		sum += p[o];
+	return 0;
+}
+EOF
+gcc -O2 -o "$work/mmapcat" "$work/mmapcat.c"
+reader="cat stream"
+[ "$workload" = mmap ] && reader="$work/mmapcat stream"
+
 # Runs in the VM, in the scratch disk: MODE REPS
 cat >"$work/inside.sh" <<EOF
 set -eu
@@ -101,6 +138,12 @@ esac
 for i in \$(seq $mappers); do
 	sh -c "echo \\\$\\\$ > \$cg/bench/stream/cgroup.procs; exec $work/mapper text" > /dev/null &
 done
+# Idle processes of unrelated cgroups that map libc: its folios have a
+# long rmap, and reclaim meets them
+for i in \$(seq 0 9); do mkdir -p \$cg/libc\$i; done
+for i in \$(seq $libc_mappers); do
+	sh -c "echo \\\$\\\$ > \$cg/libc\$(( i % 10 ))/cgroup.procs; exec sleep 100000" &
+done
 sleep 2
 key() { awk -v k="\$2" '\$1 == k { print \$2 }' "\$1"; }
 for r in \$(seq \$reps); do
@@ -110,7 +153,7 @@ for r in \$(seq \$reps); do
 	steal0=\$(key \$cg/bench/stream/memory.stat pgsteal)
 	prot0=\$(key \$cg/bench/stream/memory.stat pgexec_protected); prot0=\${prot0:-0}
 	t0=\$(date +%s%N)
-	sh -c "echo \\\$\\\$ > \$cg/bench/stream/cgroup.procs; exec cat stream" > /dev/null
+	sh -c "echo \\\$\\\$ > \$cg/bench/stream/cgroup.procs; exec $reader" > /dev/null
 	t1=\$(date +%s%N)
 	# memory.stat is flushed lazily (every 2 s): let it catch up
 	sleep 3
@@ -122,27 +165,33 @@ for r in \$(seq \$reps); do
 done
 EOF
 
-echo "# bench/reclaim-cost.sh --reps=$reps --lru=$lrus --stream=$stream --limit=$limit --mappers=$mappers --text=$text"
+echo "# bench/reclaim-cost.sh --reps=$reps --lru=$lrus --stream=$stream --limit=$limit --mappers=$mappers --text=$text --workload=$workload --libc-mappers=$libc_mappers --modes=$modes"
 echo "# kernels: $patched, $unpatched"
+echo "# host load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+# One run per VM, the modes in turn, round after round: a change in the
+# host's load falls on every mode alike
 for lru in ${lrus//,/ }; do
 	case $lru in classic) v=n ;; mglru) v=y ;; *) echo "error: --lru: classic or mglru" >&2; exit 2 ;; esac
-	for mode in unpatched unused elsewhere protected; do
-		kernel=$patched
-		[ "$mode" = unpatched ] && kernel=$unpatched
-		"$SRC/tests/vm/vm-run.sh" --kernel "$kernel" --mem 1G --disk 1G --timeout 1800 \
-			--log "$work/vm-$lru-$mode.log" -- \
-			bash -c "echo $v > /sys/kernel/mm/lru_gen/enabled; bash $work/inside.sh $mode $reps $lru" \
-			>"$work/out-$lru-$mode" 2>&1 || {
-			tail -n 20 "$work/out-$lru-$mode" >&2
-			echo "error: the $lru $mode VM failed" >&2
-			exit 1
-		}
-		grep -a '^RUN' "$work/out-$lru-$mode" | tr -d '\r'
+	for round in $(seq "$reps"); do
+		for mode in ${modes//,/ }; do
+			kernel=$patched
+			[ "$mode" = unpatched ] && kernel=$unpatched
+			"$SRC/tests/vm/vm-run.sh" --kernel "$kernel" --mem 1G --disk 1G --timeout 1800 \
+				--log "$work/vm-$lru-$mode.log" -- \
+				bash -c "echo $v > /sys/kernel/mm/lru_gen/enabled; bash $work/inside.sh $mode 1 $lru" \
+				>"$work/out-$lru-$mode" 2>&1 || {
+				tail -n 20 "$work/out-$lru-$mode" >&2
+				echo "error: the $lru $mode VM failed" >&2
+				exit 1
+			}
+			grep -a '^RUN' "$work/out-$lru-$mode" | tr -d '\r'
+		done
 	done
 done | tee "$work/runs"
+echo "# host load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 python3 - "$work/runs" <<'PY'
-import sys, statistics, re
+import math, sys, statistics
 rows = {}
 for line in open(sys.argv[1]):
     if not line.startswith('RUN'):
@@ -150,11 +199,37 @@ for line in open(sys.argv[1]):
     _, lru, mode, *kv = line.split()
     d = {k: int(v) for k, v in (x.split('=') for x in kv)}
     rows.setdefault((lru, mode), []).append(d)
-print('| LRU | kernel / protection | wall s | system CPU s | pgscan | pgsteal | pgscan per system-CPU s | pgexec_protected |')
+
+def median_ci(xs):
+    """Median and a distribution-free 95% confidence interval of it:
+    order statistics k and n-k+1, k the largest with P(Bin(n,1/2) < k) <= 2.5%"""
+    xs = sorted(xs)
+    n = len(xs)
+    k, cum = 0, 0.0
+    while True:
+        p = math.comb(n, k) / 2 ** n
+        if cum + p > 0.025:
+            break
+        cum += p
+        k += 1
+    med = statistics.median(xs)
+    if k == 0:
+        return med, None, None
+    return med, xs[k - 1], xs[n - k]
+
+def cell(xs, scale=1.0, fmt='{:.2f}'):
+    med, lo, hi = median_ci([x * scale for x in xs])
+    if lo is None:
+        return fmt.format(med) + ' (n too small for a CI)'
+    return (fmt + ' [' + fmt + ', ' + fmt + ']').format(med, lo, hi)
+
+print('Median [95% CI of the median] over the runs; system CPU of the stream\'s cgroup.')
+print()
+print('| LRU | kernel / protection | runs | system CPU s | pgscan per system-CPU s | wall s | pgscan | pgexec_protected |')
 print('| --- | --- | --- | --- | --- | --- | --- | --- |')
 for (lru, mode), runs in rows.items():
-    med = lambda k: statistics.median(r[k] for r in runs)
-    sys_s = med('sys_ms') / 1000
-    rate = statistics.median(r['pgscan'] / (r['sys_ms'] / 1000) for r in runs if r['sys_ms'])
-    print(f"| {lru} | {mode} | {med('wall_ms')/1000:.2f} | {sys_s:.2f} | {med('pgscan'):.0f} | {med('pgsteal'):.0f} | {rate:.0f} | {med('pgexec_protected'):.0f} |")
+    rate = [r['pgscan'] / (r['sys_ms'] / 1000) for r in runs if r['sys_ms']]
+    print(f"| {lru} | {mode} | {len(runs)} | {cell([r['sys_ms'] for r in runs], 1/1000)} | "
+          f"{cell(rate, 1, '{:.0f}')} | {cell([r['wall_ms'] for r in runs], 1/1000)} | "
+          f"{cell([r['pgscan'] for r in runs], 1, '{:.0f}')} | {statistics.median(r['pgexec_protected'] for r in runs):.0f} |")
 PY

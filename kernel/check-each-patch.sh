@@ -23,9 +23,10 @@ work=${EXECGUARD_PATCHCHECK_DIR:-/var/tmp/execguard-patchcheck}
 configs=("$@")
 [ ${#configs[@]} -gt 0 ] || configs=(default wide)
 
-objects=(mm/memcontrol.o mm/rmap.o mm/vmscan.o mm/filemap.o mm/memory.o
-	 mm/vmstat.o mm/swap.o mm/workingset.o mm/madvise.o mm/migrate.o
-	 mm/khugepaged.o mm/huge_memory.o mm/damon/paddr.o mm/damon/core.o
+objects=(mm/memcontrol.o mm/memcontrol-v1.o mm/rmap.o mm/vmscan.o mm/filemap.o
+	 mm/memory.o mm/mmap.o mm/mprotect.o mm/vmstat.o mm/swap.o
+	 mm/workingset.o mm/madvise.o mm/migrate.o mm/khugepaged.o
+	 mm/huge_memory.o mm/damon/paddr.o mm/damon/core.o
 	 kernel/cgroup/cgroup.o kernel/fork.o)
 
 src=$("$here/build.sh" --source-only | tail -n1)

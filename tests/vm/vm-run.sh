@@ -27,6 +27,9 @@
 #   --kernel PATH     bzImage (default: $EXECGUARD_BZIMAGE)
 #   --mem SIZE        guest memory (default 1G)
 #   --smp N           guest CPUs (default 2)
+#   --numa            two NUMA nodes, each with half of the memory and of
+#                     the CPUs (the kernel needs CONFIG_NUMA: kernel/build.sh
+#                     --wide)
 #   --append ARGS     extra kernel command line (e.g. lru_gen.enabled=0)
 #   --timeout SEC     kill the VM after SEC seconds (default 900)
 #   --boot-wait SEC   when the guest's init has not started after SEC
@@ -83,6 +86,7 @@ log=
 allow_splat=false
 allow_oom_kill=false
 quiet=false
+numa=false
 copies=()
 
 die() { echo "vm-run.sh: error: $*" >&2; exit 125; }
@@ -105,7 +109,8 @@ while [ $# -gt 0 ]; do
 	--allow-splat) allow_splat=true ;;
 	--allow-oom-kill) allow_oom_kill=true ;;
 	--quiet) quiet=true ;;
-	-h|--help) sed -n '3,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	--numa) numa=true ;;
+	-h|--help) sed -n '3,/^[^#]/{/^[^#]/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	--) shift; break ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
@@ -353,6 +358,15 @@ qexit() { # describe qemu's exit status $1
 		echo "qemu exited with status $1"
 	fi
 }
+# Two nodes: memory and CPUs split in halves
+numa_args=()
+if $numa; then
+	half=$(( $(numfmt --from=iec "$mem") / 2 ))
+	numa_args=(-object "memory-backend-ram,id=m0,size=$half"
+		-numa "node,nodeid=0,cpus=0-$(( smp / 2 - 1 )),memdev=m0"
+		-object "memory-backend-ram,id=m1,size=$half"
+		-numa "node,nodeid=1,cpus=$(( smp / 2 ))-$(( smp - 1 )),memdev=m1")
+fi
 for attempt in 1 2; do
 	: >"$log"
 	note "booting $kernel ($accel, $smp CPUs, $mem, mode $mode)"
@@ -362,7 +376,7 @@ for attempt in 1 2; do
 		-kernel "$kernel" -initrd "$work/initramfs.gz" \
 		-append "console=ttyS0 loglevel=5 panic=-1 oops=panic rw $append" \
 		-display none -monitor none -serial "file:$log" -no-reboot \
-		-device virtio-rng-pci \
+		-device virtio-rng-pci "${numa_args[@]}" \
 		"${shares[@]}" "${drives[@]}" </dev/null >&2 &
 	qpid=$!
 	if ! $quiet; then

@@ -105,7 +105,7 @@ mkdir -p "$W"
 # the daemon for the lock mode: this tree's build
 DAEMON=$SRC/build/daemon/execguardd
 if [ ! -x "$DAEMON" ]; then
-	[ -d "$SRC/build" ] || meson setup "$SRC/build" -Dprefix=/usr -Dsysconfdir=/etc -Dlocalstatedir=/var >/dev/null
+	[ -f "$SRC/build/build.ninja" ] || meson setup "$SRC/build" -Dprefix=/usr -Dsysconfdir=/etc -Dlocalstatedir=/var >/dev/null
 	ninja -C "$SRC/build" >/dev/null
 fi
 

@@ -15,7 +15,8 @@
 
 struct manager_args {
 	const char *config_file;
-	const char *dropin_dir;
+	const char *const *dropin_dirs; /* policy_load()'s, NULL-terminated */
+	bool config_required;	   /* a missing config_file is an error */
 	const char *cgroup_root;   /* NULL: find the cgroup2 mount */
 	const char *proc_root;	   /* normally "/proc" */
 	const char *state_dir;	   /* what must outlive a crash; NULL: none */

@@ -113,6 +113,10 @@ char *utf8_escape_invalid(const char *s, int *ret_err);
 /* The same for messages of several lines: newlines and tabs are kept. */
 char *utf8_escape_invalid_text(const char *s, int *ret_err);
 
+/* The offset of the first byte of buf[0..len) that is not part of valid
+ * UTF-8 (overlong forms and surrogates included), len when all is. */
+size_t utf8_invalid_at(const char *buf, size_t len);
+
 /* "12.0M", "512B": bytes with a binary suffix, for messages. */
 void format_bytes(char *buf, size_t size, uint64_t v);
 

@@ -23,6 +23,7 @@ want=(
 	"$(abs "$ETC")/execguard.conf"
 	"$(abs "$DATA")/dbus-1/system.d/org.execguard.Manager1.conf"
 	"$P/lib/systemd/catalog/execguard.catalog"
+	"$P/lib/execguard.d/10-recovery.conf"
 )
 if command -v scdoc > /dev/null; then
 	want+=("$(abs "$MAN")/man8/execguardd.8" "$(abs "$MAN")/man1/execguardctl.1"
@@ -37,6 +38,9 @@ unit=$(find "$D" -name execguardd.service | head -n 1)
 if [ -n "$unit" ]; then
 	echo "unit: ${unit#$D}"
 	grep -q "^ExecStart=$(abs "$SBIN")/execguardd\$" "$unit" || { echo "FAIL: ExecStart= wrong"; bad=1; }
+	# systemctl reload fails on a policy with errors: checked before SIGHUP.
+	[ "$(grep '^ExecReload=' "$unit")" = "ExecReload=$(abs "$SBIN")/execguardd --check-config
+ExecReload=/bin/kill -HUP \$MAINPID" ] || { echo "FAIL: ExecReload= does not check the policy first: $(grep '^ExecReload=' "$unit")"; bad=1; }
 	if command -v systemd-analyze > /dev/null; then
 		systemd-analyze security --offline=yes "$unit" 2>/dev/null | tail -n 1
 		# verify: only the binary and the man pages may be missing (not installed on /).

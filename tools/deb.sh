@@ -48,6 +48,7 @@ expected=(
 	./lib/systemd/system/execguard-metrics.timer
 	./lib/systemd/system/execguardd.service
 	./usr/bin/execguardctl
+	./usr/lib/execguard.d/10-recovery.conf
 	./usr/lib/systemd/catalog/execguard.catalog
 	./usr/sbin/execguardd
 	./usr/share/dbus-1/system.d/org.execguard.Manager1.conf
@@ -87,7 +88,7 @@ check_deb() {
 	[ "$(cat "$ctl/conffiles" 2>/dev/null)" = /etc/execguard.conf ] ||
 		fail "conffiles is not exactly /etc/execguard.conf: $(cat "$ctl/conffiles" 2>/dev/null)"
 	depends=$(dpkg-deb -f "$deb" Depends)
-	for p in libc6 libsystemd0 libmount1 libinih1; do
+	for p in libc6 libsystemd0 libmount1 libinih1 libjson-c5; do
 		grep -qE "(^|, )$p( |,|$)" <<< "$depends" || fail "Depends lacks $p: $depends"
 	done
 	[ "$(dpkg-deb -f "$deb" Architecture)" = "$arch" ] || fail "Architecture is not $arch"

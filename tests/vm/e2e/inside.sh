@@ -104,16 +104,20 @@ systemctl daemon-reload
 wait_for 10 value_is system.slice/eg-web.service max
 check "ExecProtectLimit= removed: max again" value_is system.slice/eg-web.service max
 
-# A broken policy: reload is refused, the old one stays, the journal says why.
+# A broken policy: systemctl reload fails (ExecReload= checks it first),
+# the old policy stays, the journal says why.
 mkdir -p /etc/execguard.d
 printf '[Rule broken]\nProtect=sometimes\n' > /etc/execguard.d/99-broken.conf
-systemctl reload execguardd
+reload_rc=0
+systemctl reload execguardd 2> /tmp/reload.err || reload_rc=$?
+check "systemctl reload with a broken drop-in fails (exit $reload_rc)" test "$reload_rc" != 0
 bad_line_logged() { journalctl -u execguardd --no-pager | grep -q "/etc/execguard.d/99-broken.conf:2: invalid Protect=sometimes"; }
 wait_for 10 bad_line_logged
 check "execguardd still active after a bad reload" systemctl is-active --quiet execguardd
 check "journal names the bad line" bad_line_logged
 check "old policy still in force" test "$(value system.slice/eg-web.service)" = max
 rm /etc/execguard.d/99-broken.conf
+check "systemctl reload succeeds once it is fixed" systemctl reload execguardd
 
 # Killed: systemd restarts it and the state comes back.
 old=$(systemctl show -p MainPID --value execguardd)

@@ -240,7 +240,33 @@ struct props {
 	int dry_run;
 	uint32_t processes, rules, p50, p99, max;
 	uint64_t execs, exits, decisions, overflows, rescans, backend_errors;
+	/* Exec to decision, cumulative; none from a daemon without them. */
+	struct latency_bucket buckets[LATENCY_EXPORT_BUCKETS];
+	size_t n_buckets;
+	uint64_t latency_sum;
 };
+
+/* LatencyBuckets: a(tt), cumulative, the last +Inf. */
+static int read_buckets(sd_bus_message *m, struct props *p)
+{
+	uint64_t le, count;
+	int r;
+
+	r = sd_bus_message_enter_container(m, 'v', "a(tt)");
+	if (r >= 0)
+		r = sd_bus_message_enter_container(m, 'a', "(tt)");
+	while (r >= 0 && (r = sd_bus_message_read(m, "(tt)", &le, &count)) > 0)
+		if (p->n_buckets < ELEMENTSOF(p->buckets))
+			p->buckets[p->n_buckets++] = (struct latency_bucket){ .le_us = le, .count = count };
+	if (r >= 0)
+		r = sd_bus_message_exit_container(m);
+	if (r >= 0)
+		r = sd_bus_message_exit_container(m);
+	/* A histogram must end in +Inf: else none. */
+	if (p->n_buckets && p->buckets[p->n_buckets - 1].le_us != LATENCY_INF)
+		p->n_buckets = 0;
+	return r;
+}
 
 static int get_props(sd_bus *bus, sd_bus_message **reply, struct props *p)
 {
@@ -268,10 +294,15 @@ static int get_props(sd_bus *bus, sd_bus_message **reply, struct props *p)
 			{ "ExitEvents", 't', &p->exits },	{ "Decisions", 't', &p->decisions },
 			{ "Overflows", 't', &p->overflows },	{ "FullRescans", 't', &p->rescans },
 			{ "BackendErrors", 't', &p->backend_errors },
+			{ "LatencySumUSec", 't', &p->latency_sum },
 		};
 		bool done = false;
 
 		r = sd_bus_message_read(*reply, "s", &name);
+		if (r >= 0 && streq(name, "LatencyBuckets")) {
+			r = read_buckets(*reply, p);
+			done = true;
+		}
 		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(map) && !done; i++)
 			if (streq(name, map[i].n)) {
 				char sig[2] = { map[i].t, 0 };
@@ -383,6 +414,20 @@ static struct json_object *json_status(const struct props *p)
 	json_put(o, "latency_max_usec", json_object_new_uint64(p->max));
 	json_put(o, "rules", json_object_new_uint64(p->rules));
 	json_put(o, "unit_lookup", json_str(p->unit_lookup));
+	if (p->n_buckets) {
+		struct json_object *list = json_object_new_array();
+
+		/* Cumulative, as Prometheus has them; the last one's le is null (+Inf). */
+		for (size_t i = 0; i < p->n_buckets; i++) {
+			struct json_object *b = json_object_new_object();
+
+			json_put(b, "le_usec", json_u64(p->buckets[i].le_us));
+			json_put(b, "count", json_object_new_uint64(p->buckets[i].count));
+			json_object_array_add(list, b);
+		}
+		json_put(o, "latency_buckets", list);
+		json_put(o, "latency_sum_usec", json_object_new_uint64(p->latency_sum));
+	}
 	return o;
 }
 
@@ -713,27 +758,68 @@ static void metrics_rows_done(struct metrics_rows *rows)
 	free(rows->u);
 }
 
+/* The text to stdout, or atomically to --output. */
+static int metrics_write(const struct metrics_daemon *d, const struct metrics_unit *u, size_t n)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int r;
+
+	r = metrics_format(d, u, n, &text, &len);
+	if (r < 0) {
+		fprintf(stderr, "execguardctl: metrics: %s\n", strerror(-r));
+		return EXIT_FAILED;
+	}
+	if (!arg_output) {
+		fwrite(text, 1, len, stdout);
+		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILED;
+	}
+	r = write_file_atomic(arg_output, text, len, 0644);
+	if (r < 0) {
+		fprintf(stderr, "execguardctl: cannot write %s: %s\n", arg_output, strerror(-r));
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+/* The daemon could not be read (exit status failed): execguard_up 0, so
+ * that the figures of an earlier run do not stay on, with the time of
+ * the last success that run wrote. */
+static int metrics_down(int failed)
+{
+	struct metrics_daemon d = { .up = false };
+	_cleanup_free_ char *old = NULL;
+	size_t len;
+	int r;
+
+	if (arg_output && read_file_at(AT_FDCWD, arg_output, 1 << 24, &old, &len) >= 0)
+		(void)metrics_last_success(old, len, &d.last_success);
+	r = metrics_write(&d, NULL, 0);
+	return r == EXIT_OK ? failed : r;
+}
+
 static int cmd_metrics(sd_bus *bus)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *pr = NULL, *reply = NULL;
 	_cleanup_close_ int cgroup_root_fd = -1;
-	_cleanup_free_ char *text = NULL;
 	struct metrics_rows rows = { 0 };
 	struct metrics_daemon d;
+	struct timespec now;
 	struct unit_row u;
 	struct props p;
-	size_t len;
 	int r;
 
+	if (!bus)
+		return metrics_down(EXIT_NO_DAEMON);
 	if ((r = get_props(bus, &pr, &p)) < 0 || (r = call(bus, "ListUnitsEx", &reply, NULL)) < 0)
-		return -r;
+		return metrics_down(-r);
+	clock_gettime(CLOCK_REALTIME, &now);
 	d = (struct metrics_daemon){
+		.up = true, .last_success = (double)now.tv_sec + (double)now.tv_nsec / 1e9,
 		.version = p.version, .backend = p.backend, .processes_protected = p.processes,
 		.exec_events = p.execs, .exit_events = p.exits, .decisions = p.decisions,
 		.overflows = p.overflows, .rescans = p.rescans, .backend_errors = p.backend_errors,
-		/* No decision yet: no samples, the percentiles say nothing. */
-		.has_latency = p.decisions > 0, .latency_p50_usec = p.p50, .latency_p99_usec = p.p99,
-		.latency_max_usec = p.max,
+		.latency = p.buckets, .n_latency = p.n_buckets, .latency_sum_usec = p.latency_sum,
 	};
 	d.has_cpu = daemon_cpu_seconds(bus, &d.cpu_seconds);
 	if (streq_ptr(p.backend, "kernel"))
@@ -761,23 +847,14 @@ static int cmd_metrics(sd_bus *bus)
 		unit_bound(cgroup_root_fd, *u.cgroup ? u.cgroup : NULL, &rows.u[rows.n]);
 		rows.n++;
 	}
-	if (r >= 0)
-		r = metrics_format(&d, rows.u, rows.n, &text, &len);
+	if (r < 0) {
+		metrics_rows_done(&rows);
+		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
+		return metrics_down(EXIT_FAILED);
+	}
+	r = metrics_write(&d, rows.u, rows.n);
 	metrics_rows_done(&rows);
-	if (r < 0) {
-		fprintf(stderr, "execguardctl: metrics: %s\n", strerror(-r));
-		return EXIT_FAILED;
-	}
-	if (!arg_output) {
-		fwrite(text, 1, len, stdout);
-		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILED;
-	}
-	r = write_file_atomic(arg_output, text, len, 0644);
-	if (r < 0) {
-		fprintf(stderr, "execguardctl: cannot write %s: %s\n", arg_output, strerror(-r));
-		return EXIT_FAILED;
-	}
-	return EXIT_OK;
+	return r;
 }
 
 /* check-config: everything the daemon would read, without it. */
@@ -1007,7 +1084,7 @@ static int parse_argv(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "execguardctl: a command is needed: status, libs, metrics, explain PID, check-config or reload (see --help)\n");
+		fprintf(stderr, "execguardctl: a command is needed: status, libs, explain PID, check-config, reload, keys or metrics (see --help)\n");
 		return -EINVAL;
 	}
 	return 1;
@@ -1069,14 +1146,15 @@ static int dispatch(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	r = connect_daemon(&bus);
+	/* metrics says execguard_up 0 rather than nothing. */
+	if (streq(verb, "metrics"))
+		return cmd_metrics(r < 0 ? NULL : bus);
 	if (r < 0)
 		return -r;
 	if (streq(verb, "status"))
 		return cmd_status(bus);
 	if (streq(verb, "libs"))
 		return cmd_libs(bus);
-	if (streq(verb, "metrics"))
-		return cmd_metrics(bus);
 	if (streq(verb, "explain"))
 		return cmd_explain(bus, argv[1]);
 	return cmd_reload(bus);

@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "hashmap.h"
+#include "latency.h"
 #include "look.h"
 #include "manager.h"
 #include "prewarm.h"
@@ -17,7 +18,6 @@
 
 #define RX_BUFFER_SIZE (64 * 1024)
 #define MAX_EVENTS_PER_DATAGRAM 64
-#define LATENCY_SAMPLES 16384
 #define RESCAN_DEBOUNCE_USEC 10000
 #define STATUS_INTERVAL_USEC 1000000
 
@@ -96,8 +96,10 @@ struct manager {
 	uint64_t n_connector_wakeups, n_exec_batches;
 	uint64_t n_unit_waits; /* decisions that waited for systemd's answer */
 	int last_examine_error, last_relook_error;
-	uint32_t latency_us[LATENCY_SAMPLES];
-	uint64_t n_latency;
+	/* Exec to decision since the start, and the last sample (logged with
+	 * the decision). */
+	struct latency_histogram latency;
+	uint64_t last_latency_us;
 	uint8_t rx[RX_BUFFER_SIZE];
 };
 

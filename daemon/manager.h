@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "latency.h"
 #include "log.h"
 #include "policy.h"
 
@@ -53,7 +54,9 @@ struct manager_stats {
 	bool dry_run;
 	size_t processes_protected;
 	uint64_t exec_events, exit_events, decisions, overflows, full_rescans, backend_errors;
+	/* Estimated from the histogram's buckets (since the start). */
 	uint32_t latency_p50_us, latency_p99_us, latency_max_us;
+	const struct latency_histogram *latency; /* NULL: none */
 };
 
 struct manager_explanation {

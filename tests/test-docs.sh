@@ -24,9 +24,31 @@ check_options() {
 }
 check_options execguardd.8.scd "$("$EXECGUARDD" --help)"
 check_options execguardctl.1.scd "$("$EXECGUARDCTL" --help)"
+# Every command of --help: in SYNOPSIS, as an entry of COMMANDS (a line
+# of its own starting with it), and in the error for a missing command.
+section() { sed -n "/^# $2\$/,/^# /p" "$SRC/man/$1"; }
+needed=$("$EXECGUARDCTL" 2>&1 >/dev/null)
 for c in $("$EXECGUARDCTL" --help | sed -n '/^Commands:/,/^$/p' | grep -oE '^  [a-z-]+' | tr -d ' '); do
-	grep -qF -- "*$c*" "$SRC/man/execguardctl.1.scd" || miss execguardctl.1.scd "command $c"
+	section execguardctl.1.scd SYNOPSIS | grep -q "^\*execguardctl\* .*\*$c\*" || miss "execguardctl.1.scd SYNOPSIS" "command $c"
+	section execguardctl.1.scd COMMANDS | grep -q "^\*$c\*" || miss "execguardctl.1.scd COMMANDS" "command $c"
+	grep -qE "(: |, | or )$c( PID)?(,| or | \(see)" <<<"$needed" || miss "execguardctl's \"a command is needed\" error ($needed)" "command $c"
 done
+
+# Backslashes survive scdoc and roff: a lone \x in a source is eaten
+# ("\xNN" rendered as "xNN"); what the pages show is checked rendered.
+if grep -nE '(^|[^\\])\\x' "$SRC"/man/*.scd; then
+	echo "FAIL: a single backslash before x in a man page source: scdoc drops it (write \\\\x)"
+	bad=1
+fi
+if command -v scdoc > /dev/null && command -v nroff > /dev/null; then
+	render() { scdoc < "$SRC/man/$1" | nroff -man -rLL=200n 2>/dev/null | col -b; }
+	for want in 'execguardctl.1.scd:\xNN' 'execguardctl.1.scd:\x2d' 'execguard.conf.5.scd:app\x2dweb.service'; do
+		render "${want%%:*}" | grep -qF -- "${want#*:}" || miss "${want%%:*} as rendered" "${want#*:}"
+	done
+else
+	echo "FAIL: scdoc or nroff missing (tools/deps.sh build: scdoc, groff-base)"
+	bad=1
+fi
 
 # Policy keys: what the parser's own table accepts (execguardctl keys).
 keys=$("$EXECGUARDCTL" --json keys) || { echo "FAIL: execguardctl keys"; bad=1; }
@@ -57,6 +79,14 @@ if ! diff <(rules < "$SRC/conf/examples/containers.conf") \
 	echo "FAIL: execguard.conf.5.scd's containers example differs from conf/examples/containers.conf"
 	bad=1
 fi
+
+# One version: VERSION (meson's project version) is debian/changelog's,
+# and the programs say it.
+v=$(cat "$SRC/VERSION")
+[ "$v" = "$(dpkg-parsechangelog -l "$SRC/debian/changelog" -S Version 2>/dev/null || sed -n '1s/.*(\(.*\)).*/\1/p' "$SRC/debian/changelog")" ] ||
+	{ echo "FAIL: VERSION ($v) is not debian/changelog's version"; bad=1; }
+[ "$("$EXECGUARDCTL" --version)" = "execguardctl $v" ] || { echo "FAIL: execguardctl --version: $("$EXECGUARDCTL" --version), want $v"; bad=1; }
+[ "$("$EXECGUARDD" --version)" = "execguardd $v" ] || { echo "FAIL: execguardd --version: $("$EXECGUARDD" --version), want $v"; bad=1; }
 
 [ $bad = 0 ] && echo "PASS: man pages and catalog cover the options, keys, bus members and message ids"
 exit $bad

@@ -92,6 +92,14 @@ check_deb() {
 		grep -qE "(^|, )$p( |,|$)" <<< "$depends" || fail "Depends lacks $p: $depends"
 	done
 	[ "$(dpkg-deb -f "$deb" Architecture)" = "$arch" ] || fail "Architecture is not $arch"
+	# The programs say the package's version (meson's, set by debian/rules).
+	rm -rf "$ctl.root"
+	dpkg-deb -x "$deb" "$ctl.root"
+	for p in usr/bin/execguardctl usr/sbin/execguardd; do
+		[ "$("$ctl.root/$p" --version)" = "${p##*/} $(dpkg-deb -f "$deb" Version)" ] ||
+			fail "$p --version says \"$("$ctl.root/$p" --version)\", the package is $(dpkg-deb -f "$deb" Version)"
+	done
+	rm -rf "$ctl.root"
 	# The unit: enabled and started on install, restarted (not stopped
 	# first) on upgrade, stopped on removal, forgotten on purge.
 	for s in postinst prerm postrm; do
@@ -106,6 +114,7 @@ check_deb() {
 	has "deb-systemd-invoke stop 'execguardd.service'" "$ctl/prerm"
 	has "deb-systemd-helper purge 'execguardd.service'" "$ctl/postrm"
 	has "rm -rf /run/execguard" "$ctl/postrm"
+	has "rm -f /var/lib/prometheus/node-exporter/execguard.prom" "$ctl/postrm" "no stale metrics after removal"
 	# The metrics timer: shipped, never enabled or started by the package.
 	# (dh's "don't enable" snippet: enable only if the admin had it enabled.)
 	has "deb-systemd-helper debian-installed 'execguard-metrics.timer'" "$ctl/postinst" "timer not enabled on install"

@@ -5,7 +5,7 @@
 set -eu
 
 build_pkgs=(meson ninja-build pkg-config gcc libc6-dev libsystemd-dev libmount-dev libinih-dev
-	libjson-c-dev python3 util-linux procps scdoc)
+	libjson-c-dev python3 util-linux procps scdoc groff-base bsdextrautils)
 # prometheus (promtool), prometheus-node-exporter and curl: host-bus-metrics
 # (under systemd, apt starts their services; the test uses its own port).
 test_pkgs=(clang llvm libclang-rt-14-dev dbus-daemon e2fsprogs valgrind strace

@@ -178,4 +178,12 @@ fi
 systemctl stop execguardd
 check "a clean stop clears what it set" test "$(value system.slice/eg-web.service)" = 0
 
+# The daemon stopped: the metrics service (as the timer runs it) replaces
+# the file with execguard_up 0 and no old figure, and does not fail.
+check "execguard-metrics.service succeeds with execguardd stopped" systemctl start execguard-metrics.service
+check "execguard.prom: execguard_up 0" grep -qx 'execguard_up 0' "$prom"
+check "execguard.prom: the last success kept" grep -q '^execguard_last_success_timestamp_seconds [0-9]' "$prom"
+check "execguard.prom: no figure of the stopped daemon left" sh -c "! grep -q '^execguard_unit_' $prom"
+systemctl stop execguard-metrics.timer
+
 finish

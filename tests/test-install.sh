@@ -24,7 +24,12 @@ want=(
 	"$(abs "$DATA")/dbus-1/system.d/org.execguard.Manager1.conf"
 	"$P/lib/systemd/catalog/execguard.catalog"
 	"$P/lib/execguard.d/10-recovery.conf"
+	"$(abs "$DATA")/zsh/site-functions/_execguardctl"
+	"$(abs "$DATA")/zsh/site-functions/_execguardd"
 )
+bashcomp=$(pkg-config --variable=completionsdir bash-completion 2>/dev/null)
+[ -n "$bashcomp" ] && [ "$P" = /usr ] || bashcomp=$(abs "$DATA")/bash-completion/completions
+want+=("$bashcomp/execguardctl" "$bashcomp/execguardd")
 if command -v scdoc > /dev/null; then
 	want+=("$(abs "$MAN")/man8/execguardd.8" "$(abs "$MAN")/man1/execguardctl.1"
 	       "$(abs "$MAN")/man5/execguard.conf.5")

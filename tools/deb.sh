@@ -51,6 +51,8 @@ expected=(
 	./usr/lib/execguard.d/10-recovery.conf
 	./usr/lib/systemd/catalog/execguard.catalog
 	./usr/sbin/execguardd
+	./usr/share/bash-completion/completions/execguardctl
+	./usr/share/bash-completion/completions/execguardd
 	./usr/share/dbus-1/system.d/org.execguard.Manager1.conf
 	./usr/share/doc/execguard/README.md.gz
 	./usr/share/doc/execguard/changelog.gz
@@ -62,6 +64,8 @@ expected=(
 	./usr/share/man/man1/execguardctl.1.gz
 	./usr/share/man/man5/execguard.conf.5.gz
 	./usr/share/man/man8/execguardd.8.gz
+	./usr/share/zsh/vendor-completions/_execguardctl
+	./usr/share/zsh/vendor-completions/_execguardd
 )
 bad=0
 fail() { echo "FAIL: $*"; bad=1; }

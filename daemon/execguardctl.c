@@ -61,7 +61,9 @@ static void help(void)
 	       "  -h --help              Show this help\n"
 	       "     --version           Show the version\n"
 	       "     --json              Print JSON instead of tables\n"
-	       "  -c --config=FILE       Policy file for check-config (default %s)\n"
+	       "  -c --config=FILE       Policy file for check-config, with only its own drop-ins\n"
+	       "                         (default %s and the drop-ins of\n"
+	       "                         %s)\n"
 	       "     --timeout=SEC       Wait at most SEC seconds for each answer (default 25)\n"
 	       "     --output=FILE       metrics: replace FILE atomically (a temporary file in\n"
 	       "                         its directory, renamed) instead of printing\n"
@@ -70,7 +72,7 @@ static void help(void)
 	       "\n"
 	       "Exit status: 0 success, 1 failure (errors, rejected reload, no such process),\n"
 	       "2 usage, 3 execguardd not reachable or no answer in time. See execguardctl(1).\n",
-	       DEFAULT_CONFIG);
+	       DEFAULT_CONFIG, DEFAULT_DROPIN_DIRS_TEXT);
 }
 
 /* Output helpers. Every --json document is built as a json-c tree and

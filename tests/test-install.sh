@@ -14,8 +14,9 @@ rm -f "$D.log"
 prefix=$(meson introspect "$BUILD" --buildoptions | python3 -c '
 import json, sys
 o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
-print(o["prefix"], o["sbindir"], o["bindir"], o["sysconfdir"], o["mandir"], o["datadir"])')
-read -r P SBIN BIN ETC MAN DATA <<< "$prefix"
+print(o["prefix"], o["sbindir"], o["bindir"], o["sysconfdir"], o["mandir"], o["datadir"],
+      o["bashcompletiondir"] or "-", o["zshcompletiondir"] or "-")')
+read -r P SBIN BIN ETC MAN DATA BASHCOMP ZSHCOMP <<< "$prefix"
 abs() { case "$1" in /*) echo "$1" ;; *) echo "$P/$1" ;; esac; }
 want=(
 	"$(abs "$SBIN")/execguardd"
@@ -24,12 +25,13 @@ want=(
 	"$(abs "$DATA")/dbus-1/system.d/org.execguard.Manager1.conf"
 	"$P/lib/systemd/catalog/execguard.catalog"
 	"$P/lib/execguard.d/10-recovery.conf"
-	"$(abs "$DATA")/zsh/site-functions/_execguardctl"
-	"$(abs "$DATA")/zsh/site-functions/_execguardd"
 )
-bashcomp=$(pkg-config --variable=completionsdir bash-completion 2>/dev/null)
-[ -n "$bashcomp" ] && [ "$P" = /usr ] || bashcomp=$(abs "$DATA")/bash-completion/completions
-want+=("$bashcomp/execguardctl" "$bashcomp/execguardd")
+# Completions: where the options say, else the defaults (bash-completion's
+# completionsdir under our datadir, DATADIR/zsh/site-functions).
+[ "$BASHCOMP" != - ] || BASHCOMP=$(abs "$DATA")/bash-completion/completions
+[ "$ZSHCOMP" != - ] || ZSHCOMP=$(abs "$DATA")/zsh/site-functions
+want+=("$(abs "$BASHCOMP")/execguardctl" "$(abs "$BASHCOMP")/execguardd"
+	"$(abs "$ZSHCOMP")/_execguardctl" "$(abs "$ZSHCOMP")/_execguardd")
 if command -v scdoc > /dev/null; then
 	want+=("$(abs "$MAN")/man8/execguardd.8" "$(abs "$MAN")/man1/execguardctl.1"
 	       "$(abs "$MAN")/man5/execguard.conf.5")

@@ -3,7 +3,8 @@
 # Builds the Debian package from debian/ on Debian 12 and checks it:
 # dpkg-buildpackage -us -uc -b in a scratch copy of this tree (the tree
 # itself stays clean), then the package's files, conffiles, Depends and
-# maintainer scripts, then lintian (errors and warnings fail the run).
+# maintainer scripts, then lintian --pedantic (errors, warnings and pedantic
+# tags fail the run).
 # Installs what it needs with apt-get first (as root): build-essential,
 # dpkg-dev, debhelper, lintian and debian/control's Build-Depends.
 #
@@ -214,9 +215,9 @@ check_deb "$deb" "$scratch/control"
 # --- lintian -----------------------------------------------------------------
 say "lintian $(basename "$changes") execguard_${ver}.dsc"
 lint=0
-lintian --display-info --fail-on error,warning "$changes" "$out/execguard_${ver}.dsc" > "$out/lintian.txt" 2>&1 || lint=$?
+lintian --pedantic --display-info --fail-on error,warning,pedantic "$changes" "$out/execguard_${ver}.dsc" > "$out/lintian.txt" 2>&1 || lint=$?
 cat "$out/lintian.txt"
-[ $lint = 0 ] || fail "lintian: errors or warnings (exit $lint)"
+[ $lint = 0 ] || fail "lintian --pedantic: errors, warnings or pedantic tags (exit $lint)"
 
 $keep || rm -rf "$scratch"
 say "$(basename "$deb") in $out ($(( $(date +%s) - start )) s)"

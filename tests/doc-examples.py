@@ -79,13 +79,14 @@ def commands(files):
                 continue
             if is_policy(info, body):
                 continue
+            # sh blocks and scdoc's are commands; in other markdown blocks
+            # only lines with a "# " or "$ " prompt are (the rest is output)
+            all_commands = info in ('sh', 'shell', 'bash', 'scd-indent') or path.endswith('.scd')
             for k, l in enumerate(body):
-                # "# execguardctl status" and "$ ..." are prompts; other
-                # lines of output blocks are output
+                prompted = re.match(r'^(\$|#) ', l.strip())
                 c = re.sub(r'^(\$|#) ', '', l.strip())
                 c = re.sub(r'\s+#\s.*$', '', c) if info in ('sh', 'shell', 'bash') else c
-                if c.startswith(PROGRAMS) and (info in ('sh', 'shell', 'bash', 'scd-indent') or
-                                               re.match(r'^(\$|#) ', l.strip())):
+                if c.startswith(PROGRAMS) and (all_commands or prompted):
                     print('%s:%d\t%s' % (path, line + k, c))
 
 

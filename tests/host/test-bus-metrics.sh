@@ -92,14 +92,15 @@ promtool check metrics < "$T/stdout.prom" > "$T/promtool.out" 2>&1 ||
 	fail "promtool check metrics (stdout): $(cat "$T/promtool.out")"
 pass "promtool check metrics accepts it"
 
-# The README's example alert rules load, and name families the formatter
-# has (breaches are left out here: no kernel patch on the host).
-sed -n '/^```yaml$/,/^```$/p' "$SRC/README.md" | grep -v '^```' > "$T/rules.yml"
-promtool check rules "$T/rules.yml" > "$T/promtool.out" 2>&1 || fail "README's alert rules: $(cat "$T/promtool.out")"
+# The example alert rules (docs/metrics.md) load, and name families the
+# formatter has (breaches are left out here: no kernel patch on the host).
+sed -n '/^```yaml$/,/^```$/p' "$SRC/docs/metrics.md" | grep -v '^```' > "$T/rules.yml"
+[ -s "$T/rules.yml" ] || fail "no alert rules in docs/metrics.md"
+promtool check rules "$T/rules.yml" > "$T/promtool.out" 2>&1 || fail "docs/metrics.md's alert rules: $(cat "$T/promtool.out")"
 for m in $(grep -oE 'execguard_[a-z_]+' "$T/rules.yml" | sort -u); do
-	grep -qF "\"$m\"" "$SRC/daemon/metrics.c" || fail "README's rules use $m, which metrics does not write"
+	grep -qF "\"$m\"" "$SRC/daemon/metrics.c" || fail "docs/metrics.md's rules use $m, which metrics does not write"
 done
-pass "the README's alert rules load and use the formatter's families"
+pass "the alert rules of docs/metrics.md load and use the formatter's families"
 
 # node_exporter on a free port, with only the textfile collector.
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

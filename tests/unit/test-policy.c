@@ -528,7 +528,7 @@ static void test_paths(void)
 }
 
 /* Comments after a value, as inih allows them: '#' or ';' after a blank.
- * The README's example policy, as it is printed there. */
+ * The example policy of docs/policy.md (the README's before), as printed. */
 static void test_inline_comments(void)
 {
 	struct policy p;

@@ -119,6 +119,21 @@ check "old policy still in force" test "$(value system.slice/eg-web.service)" = 
 rm /etc/execguard.d/99-broken.conf
 check "systemctl reload succeeds once it is fixed" systemctl reload execguardd
 
+# What the package turns on (/usr/lib/execguard.d/10-recovery.conf) and
+# masking it as execguard.conf(5) VENDOR DEFAULTS says.
+jd=system.slice/systemd-journald.service
+wait_for 10 value_is "$jd" max
+check "the vendor drop-in protects systemd-journald.service" value_is "$jd" max
+ln -s /dev/null /etc/execguard.d/10-recovery.conf
+check "systemctl reload with the vendor drop-in masked" systemctl reload execguardd
+wait_for 10 value_is "$jd" 0
+check "masked: systemd-journald.service no longer protected" value_is "$jd" 0
+check "execguardctl check-config names the masked file" sh -c 'execguardctl check-config | grep -qx "masked: /usr/lib/execguard.d/10-recovery.conf"'
+rm /etc/execguard.d/10-recovery.conf
+systemctl reload execguardd
+wait_for 10 value_is "$jd" max
+check "unmasked: systemd-journald.service protected again" value_is "$jd" max
+
 # Killed: systemd restarts it and the state comes back.
 old=$(systemctl show -p MainPID --value execguardd)
 kill -9 "$old"
@@ -147,7 +162,7 @@ web_text_from_kernel() { [ "$(unit_field eg-web.service text_fault_source)" = ke
 check "status: eg-web.service's text faults come from the kernel" web_text_from_kernel
 check "execguard.prom: eg-web.service's text faults, method kernel" \
 	grep -q '^execguard_unit_text_major_faults_total{unit="eg-web.service",method="kernel"} [0-9][0-9]*$' "$prom"
-check "execguard-metrics.timer starts" systemctl start execguard-metrics.timer
+check "execguard-metrics.timer enabled and started" systemctl enable --now execguard-metrics.timer
 
 # Protect=auto in a unit's own section: watched (sampled for text faults
 # and PSI), not protected while it does not suffer; status says so.

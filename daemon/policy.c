@@ -374,7 +374,8 @@ static int handle_section_header(struct parse_state *st, const struct ini_line *
 
 	if (il->unclosed || il->trailing) {
 		section_reset(st, SECTION_INVALID);
-		if (st->unit_mode)
+		/* systemd's sections are systemd's business; ours is not. */
+		if (st->unit_mode && (il->name_len < 11 || memcmp(il->name, "X-ExecGuard", 11) != 0))
 			return 0;
 		return policy_add_error(st->p, st->file, st->line,
 					il->unclosed ? "section header without closing ']'" :

@@ -602,6 +602,10 @@ static void test_encoding(void)
 	text = "[Service]\nX=caf\xe9\n[X-ExecGuard]\nProtect=caf\xe9\n";
 	CHECK_EQ_INT(policy_parse_unit_buffer(&s, &p, "u.conf", text, strlen(text)), 1);
 	CHECK(has_error(&p, 4, "not valid UTF-8"));
+	/* Our section's header is ours to check; systemd's are not. */
+	text = "[Service] x\n[X-ExecGuard] Protect=yes\n";
+	CHECK_EQ_INT(policy_parse_unit_buffer(&s, &p, "u.conf", text, strlen(text)), 1);
+	CHECK(has_error(&p, 2, "text after ']'"));
 	policy_done(&p);
 }
 

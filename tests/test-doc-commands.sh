@@ -6,8 +6,8 @@
 #   execguardctl, execguardd  run by host-doc-commands against a daemon
 #                             (here: they parse, no usage error)
 #   systemctl, journalctl, ln run verbatim by the VM end-to-end scripts
-#   apt install ./build/deb/… the package tools/deb.sh names for VERSION,
-#                             installed by systemd-e2e-deb
+#   apt install ./build/deb/… the package tools/deb.sh names for a version
+#                             of debian/changelog, installed by systemd-e2e-deb
 #   tools/, bench/, kernel/   an executable script that a test or CI runs
 set -u
 SRC=${SRC:?set by meson}
@@ -41,8 +41,13 @@ while IFS=$'\t' read -r where cmd; do
 			fail "$where: '$cmd' is not run by tests/vm/e2e or tests/vm/demo"
 		;;
 	apt\ install\ ./build/deb/*)
-		want=execguard_$(cat "$SRC/VERSION")_$(dpkg --print-architecture).deb
-		[ "${cmd##*/}" = "$want" ] || fail "$where: '$cmd': tools/deb.sh names $want"
+		# the name tools/deb.sh gives a version of debian/changelog (a
+		# package built with --version adds one on top)
+		f=${cmd##*/}
+		v=${f#execguard_}
+		v=${v%_"$(dpkg --print-architecture)".deb}
+		sed -n 's/^execguard (\([^)]*\)).*/\1/p' "$SRC/debian/changelog" | grep -qxF -- "$v" ||
+			fail "$where: '$cmd': not the name tools/deb.sh gives a version of debian/changelog"
 		grep -q 'apt_do install "\$old_deb"' "$SRC/tests/vm/e2e/inside-deb.sh" ||
 			fail "$where: '$cmd': systemd-e2e-deb does not install tools/deb.sh's package"
 		;;

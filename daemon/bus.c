@@ -5,6 +5,7 @@
 #include <systemd/sd-event.h>
 
 #include "backend.h"
+#include "bus-containers.h"
 #include "bus-internal.h"
 #include "log.h"
 #include "manager.h"
@@ -401,6 +402,7 @@ static int bus_open(struct bus *b, sd_bus **ret)
 	if ((r = sd_bus_add_filter(bus, NULL, on_filter, b)) < 0 ||
 	    (r = sd_bus_add_object_vtable(bus, NULL, EXECGUARD_BUS_PATH, EXECGUARD_BUS_INTERFACE,
 					  manager_vtable, b)) < 0 ||
+	    (r = bus_containers_add(bus, b->m)) < 0 ||
 	    (r = sd_bus_request_name_async(bus, NULL, EXECGUARD_BUS_NAME, 0, on_name, b)) < 0 ||
 	    (r = sd_bus_attach_event(bus, manager_event(b->m), SD_EVENT_PRIORITY_NORMAL)) < 0)
 		return r;

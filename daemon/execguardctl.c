@@ -13,6 +13,7 @@
 
 #include "bus-stats.h"
 #include "bus-names.h"
+#include "ctl-containers.h"
 #include "metrics.h"
 #include "policy.h"
 #include "unit-files.h"
@@ -433,16 +434,46 @@ static struct json_object *json_status(const struct props *p)
 	return o;
 }
 
+/* A unit's container or pod (ctl-containers.h): a "container" object in
+ * --json, null when it is neither. */
+static struct json_object *json_container(const struct ctl_container_names *c)
+{
+	struct json_object *o;
+
+	if (!c->any)
+		return NULL;
+	o = json_object_new_object();
+	json_put(o, "runtime", json_str(c->runtime));
+	json_put(o, "id", json_str(c->id));
+	json_put(o, "name", json_str(c->name));
+	json_put(o, "monitor", json_object_new_boolean(c->monitor));
+	json_put(o, "pod_uid", json_str(c->pod_uid));
+	json_put(o, "pod_namespace", json_str(c->pod_namespace));
+	json_put(o, "pod_name", json_str(c->pod_name));
+	json_put(o, "qos", json_str(c->qos));
+	json_put(o, "annotation", json_str(c->request));
+	return o;
+}
+
+static void containers_freep(struct ctl_containers **c)
+{
+	ctl_containers_free(*c);
+}
+
 static int cmd_status(sd_bus *bus)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *pr = NULL, *reply = NULL;
 	struct json_object *root = NULL, *units = NULL;
+	_cleanup_(containers_freep) struct ctl_containers *ctrs = NULL;
+	struct ctl_container_names cn;
 	struct props p;
 	struct unit_row u;
 	int r, n = 0;
 
 	if ((r = get_props(bus, &pr, &p)) < 0 || (r = call(bus, "ListUnitsEx", &reply, NULL)) < 0)
 		return -r;
+	if (ctl_containers_load(bus, &ctrs) < 0)
+		return EXIT_FAILED;
 	if (arg_json) {
 		root = json_status(&p);
 		units = json_object_new_array();
@@ -461,17 +492,25 @@ static int cmd_status(sd_bus *bus)
 	}
 	r = sd_bus_message_enter_container(reply, 'a', UNIT_ROW);
 	while (r >= 0 && (r = read_unit_row(reply, &u)) > 0) {
-		char b1[16], b2[16], b3[16], b4[24], b5[24], b6[24];
+		char b1[16], b2[16], b3[16], b4[24], b5[24], b6[24], who[256];
 
 		n++;
-		if (arg_json)
-			json_object_array_add(units, json_unit_row(&u));
-		else
-			printf("%-32s %-9s %5u %8s %8s %8s %7s %7s %8s  %s\n", u.unit, u.protected_now ? "yes" : "no",
-			       u.processes, fmt_bytes(u.mapped, b1, sizeof(b1)),
-			       fmt_bytes(u.resident, b2, sizeof(b2)), fmt_bytes(u.locked, b3, sizeof(b3)),
-			       fmt_u64(u.major_faults, b4, sizeof(b4)), fmt_text_faults(&u, b6, sizeof(b6)),
-			       fmt_u64(u.breaches, b5, sizeof(b5)), u.state);
+		ctl_container_names(ctrs, *u.cgroup ? u.cgroup : NULL, &cn);
+		if (arg_json) {
+			struct json_object *o = json_unit_row(&u);
+
+			json_put(o, "container", json_container(&cn));
+			json_object_array_add(units, o);
+			continue;
+		}
+		printf("%-32s %-9s %5u %8s %8s %8s %7s %7s %8s  %s\n", u.unit, u.protected_now ? "yes" : "no",
+		       u.processes, fmt_bytes(u.mapped, b1, sizeof(b1)),
+		       fmt_bytes(u.resident, b2, sizeof(b2)), fmt_bytes(u.locked, b3, sizeof(b3)),
+		       fmt_u64(u.major_faults, b4, sizeof(b4)), fmt_text_faults(&u, b6, sizeof(b6)),
+		       fmt_u64(u.breaches, b5, sizeof(b5)), u.state);
+		ctl_container_describe(&cn, who, sizeof(who));
+		if (*who)
+			printf("  %-30s %s\n", "", who);
 	}
 	if (r < 0) {
 		json_object_put(root);
@@ -591,6 +630,8 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	const char *unit, *cgroup, *exe, *backend, *source, *section, *section_source, *auto_state;
 	struct json_object *root = NULL, *rules = NULL;
+	struct ctl_container_names cn;
+	char who[256];
 	int protect, tracked, r, n = 0;
 	unsigned long pid;
 	char *end;
@@ -608,6 +649,14 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 				&source, &section, &section_source);
 	if (r < 0)
 		goto bad;
+	{
+		_cleanup_(containers_freep) struct ctl_containers *ctrs = NULL;
+
+		if (ctl_containers_load(bus, &ctrs) < 0)
+			return EXIT_FAILED;
+		ctl_container_names(ctrs, cgroup, &cn);
+		ctl_container_describe(&cn, who, sizeof(who));
+	}
 	if (arg_json) {
 		root = json_object_new_object();
 		json_put(root, "pid", json_object_new_uint64(pid));
@@ -621,17 +670,26 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 		json_put(root, "unit_section", *section_source ? json_str(section) : NULL);
 		json_put(root, "unit_section_source", json_str_or_null(section_source));
 		json_put(root, "unit_section_pending", json_object_new_boolean(!*section_source && *section));
+		json_put(root, "container", json_container(&cn));
 		rules = json_object_new_array();
 		json_put(root, "rules", rules);
 	} else {
 		printf("PID %lu\n", pid);
-		printf("  unit:          %s\n", *unit ? unit : "(none: not in a systemd unit)");
+		if (*unit)
+			printf("  unit:          %s\n", unit);
+		else
+			printf("  unit:          (none: %s)\n", *who ? "a container's cgroup, not a systemd unit" :
+								   "not in a systemd unit");
 		printf("  cgroup:        %s\n", cgroup);
+		if (*who)
+			printf("  container:     %s\n", who);
 		printf("  executable:    %s\n", exe);
 		printf("  decision:      %s, decided by %s\n", protect ? "protect" : "do not protect", source);
 		printf("  now:           %s (backend %s)\n",
 		       tracked ? "tracked as protected" : "not tracked", backend);
-		if (*section_source)
+		if (*section_source && strncmp(section_source, "annotation ", 11) == 0)
+			printf("  container asked: %s, given %s\n", section_source, *section ? section : "nothing");
+		else if (*section_source)
 			printf("  unit section:  [X-ExecGuard] %s at %s\n", *section ? section : "(empty)",
 			       section_source);
 		else if (*section)
@@ -752,12 +810,29 @@ static void unit_bound(int cgroup_root_fd, const char *cgroup, struct metrics_un
 /* The units' rows; their strings point into the reply, alive until the end. */
 struct metrics_rows {
 	struct metrics_unit *u;
+	struct ctl_container_names *names; /* the container labels point here */
 	size_t n;
 };
 
 static void metrics_rows_done(struct metrics_rows *rows)
 {
 	free(rows->u);
+	free(rows->names);
+}
+
+/* Kubernetes' labels: namespace, pod (names from the annotations),
+ * pod_uid, container (its name, else its short id). The labels point
+ * into n: call it once rows.names no longer grows. */
+static void metrics_container_labels(struct metrics_unit *u, struct ctl_container_names *n)
+{
+	if (!n->any)
+		return;
+	if (!*n->name && strlen(n->id) > 12)
+		n->id[12] = '\0';
+	u->namespace_ = n->pod_namespace;
+	u->pod = n->pod_name;
+	u->pod_uid = n->pod_uid;
+	u->container = *n->name ? n->name : n->id;
 }
 
 /* The text to stdout, or atomically to --output. */
@@ -805,6 +880,7 @@ static int cmd_metrics(sd_bus *bus)
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *pr = NULL, *reply = NULL;
 	_cleanup_close_ int cgroup_root_fd = -1;
 	struct metrics_rows rows = { 0 };
+	_cleanup_(containers_freep) struct ctl_containers *ctrs = NULL;
 	struct metrics_daemon d;
 	struct timespec now;
 	struct unit_row u;
@@ -815,6 +891,8 @@ static int cmd_metrics(sd_bus *bus)
 		return metrics_down(EXIT_NO_DAEMON);
 	if ((r = get_props(bus, &pr, &p)) < 0 || (r = call(bus, "ListUnitsEx", &reply, NULL)) < 0)
 		return metrics_down(-r);
+	if (ctl_containers_load(bus, &ctrs) < 0)
+		return EXIT_FAILED;
 	clock_gettime(CLOCK_REALTIME, &now);
 	d = (struct metrics_daemon){
 		.up = true, .last_success = (double)now.tv_sec + (double)now.tv_nsec / 1e9,
@@ -830,12 +908,19 @@ static int cmd_metrics(sd_bus *bus)
 	r = sd_bus_message_enter_container(reply, 'a', UNIT_ROW);
 	while (r >= 0 && (r = read_unit_row(reply, &u)) > 0) {
 		struct metrics_unit *nu = realloc(rows.u, (rows.n + 1) * sizeof(*nu));
+		struct ctl_container_names *nn;
 
 		if (!nu) {
 			r = -ENOMEM;
 			break;
 		}
 		rows.u = nu;
+		nn = realloc(rows.names, (rows.n + 1) * sizeof(*nn));
+		if (!nn) {
+			r = -ENOMEM;
+			break;
+		}
+		rows.names = nn;
 		rows.u[rows.n] = (struct metrics_unit){
 			.unit = u.unit,
 			.reason = u.reason,
@@ -847,6 +932,7 @@ static int cmd_metrics(sd_bus *bus)
 			.text_faults = u.text_faults, .text_fault_source = u.text_fault_source,
 		};
 		unit_bound(cgroup_root_fd, *u.cgroup ? u.cgroup : NULL, &rows.u[rows.n]);
+		ctl_container_names(ctrs, *u.cgroup ? u.cgroup : NULL, &rows.names[rows.n]);
 		rows.n++;
 	}
 	if (r < 0) {
@@ -854,6 +940,8 @@ static int cmd_metrics(sd_bus *bus)
 		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
 		return metrics_down(EXIT_FAILED);
 	}
+	for (size_t i = 0; i < rows.n; i++)
+		metrics_container_labels(&rows.u[i], &rows.names[i]);
 	r = metrics_write(&d, rows.u, rows.n);
 	metrics_rows_done(&rows);
 	return r;

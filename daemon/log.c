@@ -4,6 +4,7 @@
 #include <sys/uio.h>
 #include <systemd/sd-journal.h>
 
+#include "container-names.h"
 #include "log.h"
 #include "util.h"
 
@@ -87,6 +88,7 @@ static void send_journal(int priority, int error, const char *message_id, const 
 	struct iovec iov[MAX_FIELDS + 8 + MAX_EXTRA_FIELDS];
 	size_t n = 0, nb = 0;
 	_cleanup_free_ char *m = NULL, *unit = NULL, *cgroup = NULL, *exe = NULL, *policy = NULL, *extra = NULL;
+	struct container_ref ref;
 
 #define ADD_FIXED(...)                                                         \
 	do {                                                                  \
@@ -112,6 +114,15 @@ static void send_journal(int priority, int error, const char *message_id, const 
 	if (f) {
 		ADD_STR(unit, "EXECGUARD_UNIT", f->unit);
 		ADD_STR(cgroup, "EXECGUARD_CGROUP", f->cgroup);
+		/* A container's or pod's cgroup names them (container-names.h). */
+		if (f->cgroup && container_ref_parse(f->cgroup, &ref)) {
+			if (ref.runtime != CONTAINER_RUNTIME_NONE) {
+				ADD_FIXED("EXECGUARD_CONTAINER_RUNTIME=%s", container_runtime_to_string(ref.runtime));
+				ADD_FIXED("EXECGUARD_CONTAINER_ID=%s", ref.id);
+			}
+			if (ref.pod != POD_NONE)
+				ADD_FIXED("EXECGUARD_POD_UID=%s", ref.pod_uid);
+		}
 		ADD_STR(exe, "EXECGUARD_EXE", f->exe);
 		if (f->backend)
 			ADD_FIXED("EXECGUARD_BACKEND=%s", f->backend);
@@ -178,8 +189,16 @@ static void format_fields(char *buf, size_t size, int error, const char *message
 	if (f) {
 		if (f->unit)
 			FIELD("EXECGUARD_UNIT='%s'", escape_controls(tmp, sizeof(tmp), f->unit));
-		if (f->cgroup)
+		if (f->cgroup) {
+			struct container_ref ref;
+
 			FIELD("EXECGUARD_CGROUP='%s'", escape_controls(tmp, sizeof(tmp), f->cgroup));
+			if (container_ref_parse(f->cgroup, &ref) && ref.runtime != CONTAINER_RUNTIME_NONE)
+				FIELD("EXECGUARD_CONTAINER_RUNTIME=%s EXECGUARD_CONTAINER_ID=%s",
+				      container_runtime_to_string(ref.runtime), ref.id);
+			if (ref.pod != POD_NONE)
+				FIELD("EXECGUARD_POD_UID=%s", ref.pod_uid);
+		}
 		if (f->exe)
 			FIELD("EXECGUARD_EXE='%s'", escape_controls(tmp, sizeof(tmp), f->exe));
 		if (f->backend)

@@ -46,6 +46,7 @@ struct stage_queue {
 
 struct manager {
 	struct manager_args args;
+	struct containers *containers; /* annotated containers (containers.h) */
 	sd_event *event;
 	/* Every source of the loop, each with a description (sd-event's
 	 * debug logs name it); tracked processes own their exit sources. */

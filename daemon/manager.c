@@ -12,6 +12,7 @@
 #include "cgroup.h"
 #include "bus.h"
 #include "cnproc.h"
+#include "containers.h"
 #include "manager-internal.h"
 #include "maps.h"
 #include "units.h"
@@ -103,6 +104,9 @@ static int look_and_decide(struct manager *m, pid_t pid, uint64_t exec_ts, const
 			in.unit_section_source = l->unit_source;
 		}
 	}
+	/* A container's annotation stands where a unit's section would. */
+	if (!in.unit_section)
+		containers_policy_input(m->containers, &m->policy.daemon, l->cgroup, &in);
 	/* Most processes are in no cgroup a rule protects: decide those
 	 * without reading their executable or pinning them. Rules that need
 	 * the executable do not match them, and none of them protects. */
@@ -583,6 +587,11 @@ int manager_explain(struct manager *m, pid_t pid, struct manager_explanation *re
 		ret->unit_section_pending = r == UNIT_SETTINGS_PENDING;
 	}
 	in.unit_section_source = ret->unit_section_source;
+	if (!in.unit_section && containers_policy_input(m->containers, &m->policy.daemon, l.cgroup, &in)) {
+		ret->unit_section = *in.unit_section;
+		free(ret->unit_section_source);
+		ret->unit_section_source = strdup(in.unit_section_source);
+	}
 	policy_decide(&m->policy, &in, &ret->decision);
 	/* Protect=auto: what the engine decided is the decision. */
 	if (ret->decision.watch &&
@@ -777,9 +786,30 @@ int manager_pick_backend(struct manager *m)
 	return 0;
 }
 
+struct containers *manager_containers(struct manager *m)
+{
+	return m->containers;
+}
+
+static void decide_container_pid(void *userdata, pid_t pid)
+{
+	manager_decide_pid(userdata, pid, 0);
+}
+
 int manager_start_bus(struct manager *m)
 {
-	int r = units_new(m, &m->units);
+	int r = 0;
+
+	/* Containers ask over the bus; what they asked before a restart is
+	 * back before the first scan. --dry-run keeps no state. */
+	if (!m->args.dry_run) {
+		r = containers_new(m->event, m->cgroup_root, m->cgroup_root_fd, m->state_dir_fd,
+				   decide_container_pid, m, &m->containers);
+		if (r >= 0)
+			containers_load(m->containers, &m->policy.daemon);
+	}
+	if (r >= 0)
+		r = units_new(m, &m->units);
 
 	if (r >= 0)
 		r = bus_new(m, m->units, &m->bus);
@@ -917,6 +947,7 @@ struct manager *manager_free(struct manager *m)
 	/* The interface and the lookups first: they call into the rest. */
 	m->bus = bus_free(m->bus);
 	m->units = units_free(m->units);
+	m->containers = containers_free(m->containers);
 	/* Before the releases: it samples the running units once more. */
 	m->prewarm = prewarm_free(m->prewarm);
 	for (;;) {

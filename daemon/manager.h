@@ -109,6 +109,8 @@ int manager_cgroup_root_fd(struct manager *m);
 int manager_proc_fd(struct manager *m);
 /* The text fault reader (textfault.h) Protect=auto and status calls share. */
 struct text_faults *manager_text_faults(struct manager *m);
+/* Containers that asked by annotation (containers.h); NULL in --dry-run. */
+struct containers *manager_containers(struct manager *m);
 void manager_set_unit_settings(struct manager *m, unit_settings_fn fn, void *userdata);
 /* Handle decoded proc connector events (exec, exit) as they come from
  * the socket; the C test of the core feeds its own. */

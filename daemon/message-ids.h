@@ -94,3 +94,9 @@
 #define MID_AUTO_OVER_BUDGET "2f61a0531715406291da65cddca2c1f0"
 /* Protect=auto: no text fault figures for a watched unit: it cannot be judged */
 #define MID_AUTO_NO_FIGURES "b532a42b3ff54d66b05d5602ae0fd67b"
+/* a container asked for protection by annotation (execguard-oci-hook): decided */
+#define MID_CONTAINER_REQUEST "35feb3238329420bbda16ccfb18f12a8"
+/* a container that asked has no process left: forgotten */
+#define MID_CONTAINER_GONE "0103b50e81994386aba6ddc9950c690b"
+/* execguard-oci-hook: what the daemon answered, or why it could not ask */
+#define MID_OCI_HOOK "f2411b4e0566495687cce3f1055f14ad"

@@ -33,11 +33,34 @@ static void sample_u64(FILE *f, const char *name, uint64_t v)
 	fprintf(f, "%s %" PRIu64 "\n", name, v);
 }
 
-static void unit_label(FILE *f, const char *name, const struct metrics_unit *u)
+/* name{unit="..."[,namespace=...,pod=...,pod_uid=...,container=...]
+ * without the closing brace. */
+static void unit_labels(FILE *f, const char *name, const struct metrics_unit *u)
 {
+	const struct {
+		const char *label, *value;
+	} k8s[] = {
+		{ "namespace", u->namespace_ },
+		{ "pod", u->pod },
+		{ "pod_uid", u->pod_uid },
+		{ "container", u->container },
+	};
+
 	fprintf(f, "%s{unit=\"", name);
 	metrics_escape_label(u->unit, f);
-	fputs("\"}", f);
+	fputc('"', f);
+	for (size_t i = 0; i < ELEMENTSOF(k8s); i++)
+		if (k8s[i].value && *k8s[i].value) {
+			fprintf(f, ",%s=\"", k8s[i].label);
+			metrics_escape_label(k8s[i].value, f);
+			fputc('"', f);
+		}
+}
+
+static void unit_label(FILE *f, const char *name, const struct metrics_unit *u)
+{
+	unit_labels(f, name, u);
+	fputc('}', f);
 }
 
 /* One per-unit family: the units that know the figure, others left out. */
@@ -81,9 +104,8 @@ static void text_fault_family(FILE *f, const struct metrics_unit *units, size_t 
 			       "Text major faults of the unit: the patched kernel's pgmajfault_exec "
 			       "(method kernel) or execguardd's estimate (method estimate).");
 		any = true;
-		fprintf(f, "%s{unit=\"", name);
-		metrics_escape_label(u->unit, f);
-		fputs("\",method=\"", f);
+		unit_labels(f, name, u);
+		fputs(",method=\"", f);
 		metrics_escape_label(u->text_fault_source, f);
 		fprintf(f, "\"} %" PRIu64 "\n", u->text_faults);
 	}
@@ -198,11 +220,10 @@ int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *un
 
 	if (n) {
 		family(f, "execguard_unit_protected", "gauge",
-		       "1 when the unit's text is protected now; reason (what asks for it): policy, drop-in, auto or default.");
+		       "1 when the unit's text is protected now; reason (what asks for it): policy, drop-in, annotation, auto or default.");
 		for (size_t i = 0; i < n; i++) {
-			fputs("execguard_unit_protected{unit=\"", f);
-			metrics_escape_label(units[i].unit, f);
-			fputs("\",reason=\"", f);
+			unit_labels(f, "execguard_unit_protected", &units[i]);
+			fputs(",reason=\"", f);
 			metrics_escape_label(units[i].reason, f);
 			fputs("\",source=\"", f);
 			metrics_escape_label(units[i].source, f);

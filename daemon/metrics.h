@@ -17,7 +17,8 @@
 struct metrics_unit {
 	const char *unit;
 	/* What asks for protection (ListUnitsEx): "policy" (a [Rule]),
-	 * "drop-in" (a unit's [X-ExecGuard] section), "auto" (Protect=auto
+	 * "drop-in" (a unit's [X-ExecGuard] section), "annotation" (a
+	 * container's io.execguard.protect), "auto" (Protect=auto
 	 * decided, or watches it), "default". */
 	const char *reason;
 	const char *source; /* the rule's name or the unit file; "" unknown */
@@ -33,6 +34,10 @@ struct metrics_unit {
 	 * exec_protect_kept; has_bound false without the kernel patch. */
 	bool has_bound, bound_max;
 	uint64_t bound, kept;
+	/* Kubernetes' label names, for a unit that is a container or pod
+	 * (container-names.h, and the names its annotations gave): NULL or ""
+	 * leaves the label out. */
+	const char *namespace_, *pod, *pod_uid, *container;
 };
 
 struct metrics_daemon {

@@ -266,6 +266,8 @@ void policy_init(struct policy *p)
 			.auto_window_sec = 30,
 			.auto_interval_sec = 5,
 			.auto_calm_sec = 600,
+			.container_annotations = 1,
+			.container_protect_max = EXEC_PROTECT_LIMIT_MAX,
 		},
 	};
 }
@@ -683,6 +685,11 @@ static const struct policy_key keys[] = {
 	  "bytes (K, M, G, T suffix) or a percentage of RAM", "prewarm: all units' replays together, per daemon start" },
 	{ "PrewarmRecordSec", IN_DAEMON, KEY_UINT, D(prewarm_record_sec), 1, 86400, "seconds from 1 to 86400",
 	  "prewarm: how often the hot text of running units is sampled and their records written" },
+	{ "ContainerAnnotations", IN_DAEMON, KEY_BOOLEAN, D(container_annotations), 0, 0, "yes or no",
+	  "containers: honour the io.execguard.protect annotation that execguard-oci-hook passes on" },
+	{ "ContainerProtectMax", IN_DAEMON, KEY_LIMIT, D(container_protect_max), 0, 0,
+	  "bytes from 4K (K, M, G, T suffix) or max",
+	  "containers: the most an annotation gets (memory.exec_protect bound and lock budget)" },
 	{ "MatchUnit", IN_RULE, KEY_GLOBS, R(match_unit), 0, 0, NULL, "globs of systemd unit names" },
 	{ "MatchCgroup", IN_RULE, KEY_GLOBS, R(match_cgroup), 0, 0, NULL, "globs of cgroup2 paths, from /" },
 	{ "MatchExe", IN_RULE, KEY_GLOBS, R(match_exe), 0, 0, NULL, "globs of executable paths" },
@@ -1257,11 +1264,39 @@ void policy_decide(const struct policy *p, const struct policy_input *in, struct
 		apply_settings(&ret->settings, in->unit_section);
 		if (in->unit_section->protect >= 0) {
 			ret->protect_source = in->unit_section_source ?: "unit file";
-			ret->protect_kind = "drop-in";
+			ret->protect_kind = in->unit_section_kind ?: "drop-in";
 		}
 	}
 	ret->protect = ret->settings.protect == 1;
 	ret->watch = ret->settings.protect == PROTECT_AUTO;
+}
+
+int policy_container_request(const struct daemon_settings *d, const char *value, struct rule_settings *ret,
+			     const char **ret_why)
+{
+	uint64_t asked = EXEC_PROTECT_LIMIT_MAX, limit = d->container_protect_max;
+	int yes = parse_boolean(value);
+	bool sized = yes < 0;
+
+	*ret = (struct rule_settings){ .protect = 0 };
+	if (!d->container_annotations) {
+		*ret_why = "ContainerAnnotations=no in [Daemon]";
+		return -EPERM;
+	}
+	if (yes == 0)
+		return 0;
+	if (sized && parse_exec_protect_limit(value, &asked) < 0) {
+		*ret_why = "expected yes, no, max or a size from 4K (K, M, G, T suffix)";
+		return -EINVAL;
+	}
+	if (asked < limit)
+		limit = asked;
+	ret->protect = 1;
+	ret->exec_protect_limit = limit;
+	if (limit != EXEC_PROTECT_LIMIT_MAX)
+		ret->lock_budget = (struct budget){ .bytes = limit, .set = true };
+	/* "yes" is "as much as a container may have"; max or a size asked more */
+	return sized && asked > limit;
 }
 
 static void print_one(const struct policy_error *e, const char *prefix, FILE *f)

@@ -56,6 +56,12 @@ struct daemon_settings {
 	unsigned auto_window_sec;
 	unsigned auto_interval_sec;
 	unsigned auto_calm_sec;
+	/* Containers (containers.h): whether an io.execguard.protect
+	 * annotation, asked for by execguard-oci-hook, is honoured at all,
+	 * and the most one container gets (memory.exec_protect bound and
+	 * lock budget; EXEC_PROTECT_LIMIT_MAX: no more than the daemon's own). */
+	int container_annotations;
+	uint64_t container_protect_max;
 };
 
 /* Per-process settings a rule (or a unit's own section) can give. */
@@ -117,6 +123,9 @@ struct policy_input {
 	const char *exe;
 	const struct rule_settings *unit_section; /* from [X-ExecGuard], or NULL */
 	const char *unit_section_source;
+	/* What the section is, as protect_kind: NULL "drop-in"; a container's
+	 * annotation says "annotation". */
+	const char *unit_section_kind;
 };
 
 struct policy_decision {
@@ -176,6 +185,15 @@ int policy_check_file_mode(int fd, const char **ret_why);
 bool policy_may_protect(const struct policy *p, const struct policy_input *in);
 
 void policy_decide(const struct policy *p, const struct policy_input *in, struct policy_decision *ret);
+
+/* A container's io.execguard.protect value (yes, no, max or a size, as
+ * Protect= and ExecProtectLimit= take them) as the settings it gets
+ * under [Daemon]: a size is its memory.exec_protect bound and its lock
+ * budget, each at most ContainerProtectMax=. 1 when the value was cut
+ * down to that, 0 when taken as asked; -EPERM under
+ * ContainerAnnotations=no, -EINVAL for a bad value, with *ret_why. */
+int policy_container_request(const struct daemon_settings *d, const char *value, struct rule_settings *ret,
+			     const char **ret_why);
 
 /* Adds an error at file:line (used by the loaders). */
 int policy_add_error(struct policy *p, const char *file, unsigned line, const char *fmt, ...)

@@ -69,7 +69,7 @@ def policies(outdir, files):
 
 
 PROGRAMS = ('execguardctl', 'execguardd', 'systemctl', 'journalctl', 'busctl', 'ln', 'apt', 'tools/',
-            'bench/', 'kernel/', 'tests/', 'meson', 'promtool', 'curl', 'sudo')
+            'bench/', 'kernel/', 'tests/', 'meson', 'promtool', 'curl', 'sudo', 'podman')
 
 
 def commands(files):
@@ -81,7 +81,8 @@ def commands(files):
                 continue
             # sh blocks and scdoc's are commands; in other markdown blocks
             # only lines with a "# " or "$ " prompt are (the rest is output)
-            all_commands = info in ('sh', 'shell', 'bash', 'scd-indent') or path.endswith('.scd')
+            all_commands = (info in ('sh', 'shell', 'bash', 'scd-indent') or path.endswith('.scd') or
+                            all(l.strip().startswith(PROGRAMS) for l in body if l.strip()))
             for k, l in enumerate(body):
                 prompted = re.match(r'^(\$|#) ', l.strip())
                 c = re.sub(r'^(\$|#) ', '', l.strip())

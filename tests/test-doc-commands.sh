@@ -6,6 +6,7 @@
 #   execguardctl, execguardd  run by host-doc-commands against a daemon
 #                             (here: they parse, no usage error)
 #   systemctl, journalctl, ln run verbatim by the VM end-to-end scripts
+#   podman run --annotation  the VM containers test runs such a container
 #   apt install ./build/deb/… the package tools/deb.sh names for a version
 #                             of debian/changelog, installed by systemd-e2e-deb
 #   tools/, bench/, kernel/   an executable script that a test or CI runs
@@ -16,7 +17,7 @@ bad=0
 fail() { echo "FAIL: $*"; bad=1; }
 shopt -s nullglob
 docs=("$SRC/README.md" "$SRC"/docs/*.md "$SRC"/man/*.scd)
-vm_scripts=("$SRC"/tests/vm/e2e/*.sh "$SRC"/tests/vm/demo/*.sh)
+vm_scripts=("$SRC"/tests/vm/e2e/*.sh "$SRC"/tests/vm/demo/*.sh "$SRC"/tests/vm/containers/*.sh)
 shopt -u nullglob
 list=$(python3 "$SRC/tests/doc-examples.py" commands "${docs[@]}") || fail "doc-examples.py"
 n=0
@@ -36,9 +37,20 @@ while IFS=$'\t' read -r where cmd; do
 		[[ $cmd == *--check-config* || $cmd == *--help* || $cmd == *--version* ]] ||
 			fail "$where: '$cmd': only --check-config, --help and --version are checked here; add it to host-doc-commands"
 		;;
-	systemctl\ * | journalctl\ * | ln\ * | busctl\ *)
+	systemctl\ * | ln\ * | busctl\ *)
 		grep -qF -- "$cmd" "${vm_scripts[@]}" ||
-			fail "$where: '$cmd' is not run by tests/vm/e2e or tests/vm/demo"
+			fail "$where: '$cmd' is not run by tests/vm/e2e, demo or containers"
+		;;
+	journalctl\ *)
+		# how many lines (-n N) is the reader's choice
+		grep -qF -- "$(sed -E 's/ -n [0-9]+//' <<< "$cmd")" "${vm_scripts[@]}" ||
+			fail "$where: '$cmd' is not run by tests/vm/e2e, demo or containers"
+		;;
+	podman\ run\ *--annotation\ io.execguard.protect=*)
+		# the image and the value are the reader's; the VM runs containers
+		# with the annotation
+		grep -qF -- "--annotation io.execguard.protect=" "$SRC"/tests/vm/containers/*.sh ||
+			fail "$where: '$cmd': no VM test runs a container with the annotation"
 		;;
 	apt\ install\ ./build/deb/*)
 		# the name tools/deb.sh gives a version of debian/changelog (a

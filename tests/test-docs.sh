@@ -23,6 +23,7 @@ check_options() {
 }
 check_options execguardd.8.scd "$("$EXECGUARDD" --help)"
 check_options execguardctl.1.scd "$("$EXECGUARDCTL" --help)"
+check_options execguard-oci-hook.8.scd "$("${EXECGUARD_OCI_HOOK:?set by meson}" --help)"
 # Every command of --help: in SYNOPSIS, as an entry of COMMANDS (a line
 # of its own starting with it), and in the error for a missing command.
 section() { sed -n "/^# $2\$/,/^# /p" "$SRC/man/$1"; }
@@ -61,7 +62,7 @@ for s in '[Daemon]' '[Rule NAME]' '[X-ExecGuard]'; do
 done
 
 # D-Bus members in execguardd(8).
-for m in $(grep -oE 'SD_BUS_(PROPERTY|METHOD_WITH_NAMES)\("[A-Za-z]+"|PROP\("[A-Za-z]+"' "$SRC/daemon/bus.c" | grep -oE '"[A-Za-z]+"' | tr -d '"' | sort -u); do
+for m in $(grep -oE 'SD_BUS_(PROPERTY|METHOD_WITH_NAMES)\("[A-Za-z]+"|PROP\("[A-Za-z]+"' "$SRC/daemon/bus.c" "$SRC/daemon/bus-containers.c" | grep -ohE '"[A-Za-z]+"' | tr -d '"' | sort -u); do
 	grep -qF -- "*$m*" "$SRC/man/execguardd.8.scd" || miss execguardd.8.scd "D-Bus member $m"
 done
 

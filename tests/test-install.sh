@@ -25,6 +25,7 @@ want=(
 	"$(abs "$DATA")/dbus-1/system.d/org.execguard.Manager1.conf"
 	"$P/lib/systemd/catalog/execguard.catalog"
 	"$P/lib/execguard.d/10-recovery.conf"
+	"$(abs "$DATA")/containers/oci/hooks.d/execguard.json"
 )
 # Completions: where the options say, else the defaults (bash-completion's
 # completionsdir under our datadir, DATADIR/zsh/site-functions).
@@ -34,11 +35,18 @@ want+=("$(abs "$BASHCOMP")/execguardctl" "$(abs "$BASHCOMP")/execguardd"
 	"$(abs "$ZSHCOMP")/_execguardctl" "$(abs "$ZSHCOMP")/_execguardd")
 if command -v scdoc > /dev/null; then
 	want+=("$(abs "$MAN")/man8/execguardd.8" "$(abs "$MAN")/man1/execguardctl.1"
-	       "$(abs "$MAN")/man5/execguard.conf.5")
+	       "$(abs "$MAN")/man5/execguard.conf.5" "$(abs "$MAN")/man8/execguard-oci-hook.8")
 fi
 for f in "${want[@]}"; do
 	[ -e "$D$f" ] || { echo "FAIL: $f not installed"; bad=1; }
 done
+# The hook's definition names the installed hook, and parses.
+hook_json=$D$(abs "$DATA")/containers/oci/hooks.d/execguard.json
+if [ -e "$hook_json" ]; then
+	hook=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["hook"]["path"])' "$hook_json") ||
+		{ echo "FAIL: hooks.d/execguard.json does not parse"; bad=1; }
+	[ -x "$D$hook" ] || { echo "FAIL: hooks.d/execguard.json names $hook, not installed"; bad=1; }
+fi
 [ -d "$D$(abs "$ETC")/execguard.d" ] || { echo "FAIL: execguard.d not created"; bad=1; }
 unit=$(find "$D" -name execguardd.service | head -n 1)
 [ -n "$unit" ] || { echo "FAIL: execguardd.service not installed"; bad=1; }

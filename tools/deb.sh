@@ -51,9 +51,11 @@ expected=(
 	./usr/bin/execguardctl
 	./usr/lib/execguard.d/10-recovery.conf
 	./usr/lib/systemd/catalog/execguard.catalog
+	./usr/libexec/execguard/execguard-oci-hook
 	./usr/sbin/execguardd
 	./usr/share/bash-completion/completions/execguardctl
 	./usr/share/bash-completion/completions/execguardd
+	./usr/share/containers/oci/hooks.d/execguard.json
 	./usr/share/dbus-1/system.d/org.execguard.Manager1.conf
 	./usr/share/doc/execguard/README.md.gz
 	./usr/share/doc/execguard/changelog.gz
@@ -64,6 +66,7 @@ expected=(
 	./usr/share/doc/execguard/examples/protect.conf
 	./usr/share/man/man1/execguardctl.1.gz
 	./usr/share/man/man5/execguard.conf.5.gz
+	./usr/share/man/man8/execguard-oci-hook.8.gz
 	./usr/share/man/man8/execguardd.8.gz
 	./usr/share/zsh/vendor-completions/_execguardctl
 	./usr/share/zsh/vendor-completions/_execguardd

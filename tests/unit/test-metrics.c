@@ -237,4 +237,39 @@ static void test_down(void)
 	CHECK(metrics_last_success("execguard_last_success_timestamp_seconds nope\n", 46, &t) == -ENOENT);
 }
 
-TEST_MAIN(test_escape, test_names, test_golden, test_text_faults, test_down, test_write)
+/* A unit that is a container of a pod: Kubernetes' label names on every
+ * per-unit sample, each escaped; none on a plain unit. */
+static void test_container_labels(void)
+{
+	struct metrics_unit u[2] = {
+		{ .unit = "crio-3f2a.scope", .reason = "annotation", .source = "x", .protected_now = true,
+		  .processes = 2, .text_mapped = METRICS_UNKNOWN, .text_resident = METRICS_UNKNOWN,
+		  .text_locked = METRICS_UNKNOWN, .major_faults = 7, .breaches = METRICS_UNKNOWN,
+		  .kept = METRICS_UNKNOWN, .text_faults = 5, .text_fault_source = "kernel",
+		  .namespace_ = "shop", .pod = "web-0", .pod_uid = "8c1e", .container = "ng\"inx" },
+		{ .unit = "a.service", .reason = "policy", .source = "r", .processes = 1,
+		  .text_mapped = METRICS_UNKNOWN, .text_resident = METRICS_UNKNOWN, .text_locked = METRICS_UNKNOWN,
+		  .major_faults = 3, .breaches = METRICS_UNKNOWN, .kept = METRICS_UNKNOWN,
+		  .text_faults = METRICS_UNKNOWN, .pod = "" },
+	};
+	_cleanup_free_ char *out = format(&daemon0, u, 2);
+	const char *k8s = "{unit=\"crio-3f2a.scope\",namespace=\"shop\",pod=\"web-0\",pod_uid=\"8c1e\",container=\"ng\\\"inx\"";
+
+	CHECK(out && strstr(out, "execguard_unit_protected"));
+	if (!out)
+		return;
+	for (const char *name = "execguard_unit_protected\0execguard_unit_processes\0execguard_unit_major_faults_total\0"
+				"execguard_unit_text_major_faults_total\0";
+	     *name; name += strlen(name) + 1) {
+		char want[512];
+
+		snprintf(want, sizeof(want), "\n%s%s", name, k8s);
+		if (!strstr(out, want))
+			fprintf(stderr, "missing: %s\n", want + 1);
+		CHECK(strstr(out, want));
+	}
+	CHECK(strstr(out, "execguard_unit_processes{unit=\"a.service\"} 1\n"));
+	CHECK(strstr(out, "execguard_unit_text_major_faults_total{unit=\"crio-3f2a.scope\",namespace=\"shop\",pod=\"web-0\",pod_uid=\"8c1e\",container=\"ng\\\"inx\",method=\"kernel\"} 5\n"));
+}
+
+TEST_MAIN(test_escape, test_names, test_golden, test_text_faults, test_down, test_write, test_container_labels)

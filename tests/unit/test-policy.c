@@ -706,6 +706,8 @@ static void test_shipped_conffile(void)
 	CHECK(p.daemon.auto_window_sec == defaults.daemon.auto_window_sec);
 	CHECK(p.daemon.auto_interval_sec == defaults.daemon.auto_interval_sec);
 	CHECK(p.daemon.auto_calm_sec == defaults.daemon.auto_calm_sec);
+	CHECK(p.daemon.container_annotations == defaults.daemon.container_annotations);
+	CHECK(p.daemon.container_protect_max == defaults.daemon.container_protect_max);
 	policy_done(&defaults);
 	policy_done(&p);
 	free(text);

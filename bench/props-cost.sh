@@ -6,7 +6,8 @@
 # (Backend=none) on a private system-like bus, has it decide about N
 # execs of /bin/true (bench/execload), then times R calls of
 # org.freedesktop.DBus.Properties.GetAll with busctl and prints min,
-# median and max, and the command.
+# median and max, the daemon's own CPU per call (utime + stime from
+# /proc/PID/stat around the calls), and the command.
 #
 # Usage: bench/props-cost.sh [-n EXECS] [-r READS] [-d EXECGUARDD] BUILD-DIR
 #   (as root: the proc connector)
@@ -28,7 +29,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 daemon=${daemon:-$b/daemon/execguardd}
 [ "$(id -u)" = 0 ] || { echo "props-cost: needs root (proc connector)" >&2; exit 1; }
 T=$(mktemp -d /tmp/execguard-props-XXXXXX)
-bus= dpid=
+bus='' dpid=''
 cleanup() {
 	[ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
 	[ -n "$bus" ] && kill "$bus" 2>/dev/null
@@ -54,11 +55,19 @@ decisions() {
 "$b/bench/execload" 2000 "$((n / 2000 + 1))" /bin/true > /dev/null
 for _ in $(seq 300); do [ "$(decisions)" -ge "$n" ] && break; sleep 0.2; done
 echo "decisions: $(decisions)"
+# the daemon's own CPU (utime + stime, clock ticks) around the calls:
+# what a read costs it, whatever busctl and the machine's load cost
+ticks() { awk '{print $14 + $15}' "/proc/$dpid/stat"; }
+sleep 1
+t0=$(ticks)
 for _ in $(seq "$reads"); do
 	s=$(date +%s%N)
 	busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" call org.execguard.Manager1 /org/execguard/Manager1 \
 		org.freedesktop.DBus.Properties GetAll s org.execguard.Manager1 > /dev/null
 	echo $((($(date +%s%N) - s) / 1000))
 done | sort -n > "$T/us"
+t1=$(ticks)
 awk '{v[NR] = $1} END {printf "GetAll: min %.1f ms, median %.1f ms, max %.1f ms over %d calls (busctl included)\n", v[1] / 1000, v[int((NR + 1) / 2)] / 1000, v[NR] / 1000, NR}' "$T/us"
-echo "command: bench/props-cost.sh -n $n -r $reads${3:+} -d $daemon $b"
+awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" -v n="$reads" \
+	'BEGIN {printf "daemon CPU: %.1f ms per GetAll (%d ticks of 1/%d s over %d calls)\n", (b - a) * 1000 / hz / n, b - a, hz, n}'
+echo "command: bench/props-cost.sh -n $n -r $reads -d $daemon $b"

@@ -12,9 +12,14 @@
 # with the page cache as found, and after dropping the cached pages of
 # those files that no process maps (what reclaim leaves of them):
 #   whole files  sum of the sizes of the distinct files with exec mappings
-#   exec mapped  sum of the exec ranges (locking whole mapped segments)
-#   resident     what of those ranges is in the page cache (mincore)
+#   mapped       sum of the ranges the backend takes: every mapping of
+#                those files (r--, r-x, .rodata, relro/.data), as mapped
+#   resident     what of those ranges is used: in the page cache (mincore)
+#                and mapped by the program as the file's page (pagemap)
 #   locked       what the lock backend locked
+# and what of the locked lies in the executable mappings (r-x) and what
+# in the others (the r-- head, .rodata, relro r-- after relocation, and
+# .data pages not yet copied on write, rw-).
 #
 # With --readahead-kb=N the programs and their libraries are first copied
 # to an ext4 on a loop device whose read-ahead is N KiB (the usual disk
@@ -154,7 +159,7 @@ measure() { # LABEL
 
 	echo
 	echo "## $1"
-	printf '%-16s %5s %12s %12s %12s %12s\n' program files "whole MiB" "mapped MiB" "resident MiB" "locked MiB"
+	printf '%-16s %5s %12s %12s %12s %12s\n' program files "whole MiB" "mapped MiB" "used MiB" "locked MiB"
 	: >"$W/allfiles"
 	for n in "${NAMES[@]}"; do
 		pid=${PID_OF[$n]}
@@ -173,8 +178,18 @@ measure() { # LABEL
 	printf '%-16s %5s %12s %12s %12s %12s\n' "all (distinct)" "$(wc -l <"$W/allfiles.u")" "$(mib "$whole")" \
 		"$(mib "$(field "$t" mapped)")" "$(mib "$(field "$t" resident)")" "$(mib "$locked")"
 	awk -v w="$whole" -v m="$(field "$t" mapped)" -v l="$locked" 'BEGIN {
-		printf "locked = %.1f%% of whole files (%.1fx less), %.1f%% of the mapped exec ranges\n",
+		printf "locked = %.1f%% of whole files (%.1fx less), %.1f%% of the mapped image ranges\n",
 			100 * l / w, w / l, 100 * l / m }'
+	awk '/^range / {
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^prot=/) p = substr($i, 6, 3)
+			if ($i ~ /^locked=/) l = substr($i, 8)
+		}
+		by[p == "r-x" ? "r-x" : p == "rw-" ? "rw-" : "r--"] += l; all += l
+	} END {
+		printf "locked by mapping: r-x %.2f MiB, r-- %.2f MiB, rw- %.2f MiB: %.1f%% outside the text\n",
+			by["r-x"] / 1048576, by["r--"] / 1048576, by["rw-"] / 1048576, all ? 100 * (all - by["r-x"]) / all : 0
+	}' "$W/dump"
 	echo "daemon VmLck: $(awk '/^VmLck:/ { print $2 " kB" }' "/proc/$DRV_PID/status"), pressure events: $(field "$t" pressure_events)"
 	if [ -n "${VERBOSE:-}" ]; then
 		echo "# per file (lock backend):"

@@ -10,10 +10,11 @@
 # each formatting a message from a table of strings), then, after its
 # cgroup's memory.reclaim took everything it could, the rare path again:
 # its major faults, and what is in the page cache of each segment of the
-# binary at each step, unprotected and protected.
+# binary at each step (execguardctl segments), unprotected and protected.
 #
 # Usage: bench/rare-path.sh [--kernel=BZIMAGE]   (as root; default kernel:
-#        kernel/build.sh's, or $EXECGUARD_BZIMAGE)
+#        kernel/build.sh's, or $EXECGUARD_BZIMAGE; execguardctl from
+#        $EXECGUARDCTL or the meson build in build/)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 kernel=
@@ -25,13 +26,16 @@ for a in "$@"; do
 	esac
 done
 kernel=${kernel:-${EXECGUARD_BZIMAGE:-$("$SRC/kernel/build.sh" | tail -n1)}}
+ctl=${EXECGUARDCTL:-$SRC/build/daemon/execguardctl}
+[ -x "$ctl" ] || { echo "no $ctl: meson setup build && ninja -C build (or set EXECGUARDCTL)" >&2; exit 1; }
 work=$(mktemp -d /var/tmp/rare-path.XXXXXX)
 trap '[ "$BASHPID" = $$ ] && rm -rf "$work"' EXIT
 
 python3 "$SRC/bench/rare-path/gen.py" "$work/prog.cc"
 # -O0: the point is the layout, not the code; it compiles in a minute
 g++ -O0 -static-libstdc++ -static-libgcc -o "$work/prog" "$work/prog.cc"
-gcc -O2 -Wall -o "$work/segres" "$SRC/bench/rare-path/segres.c"
+# The VM runs the host's root: the build's execguardctl works there.
+cp "$ctl" "$work/execguardctl"
 cp "$SRC/bench/rare-path/inside.sh" "$work/"
 
 echo "# bench/rare-path.sh --kernel=$kernel"

@@ -546,7 +546,7 @@ static int kernel_report_units(void *state, struct backend_unit_report *units, s
 	for (size_t i = 0; i < n; i++) {
 		struct backend_unit_report *u = &units[i];
 		_cleanup_free_ char *where = NULL;
-		uint64_t bound = 0, kept;
+		uint64_t bound = 0, usage;
 		char b[32] = "max", k[32] = "-";
 		int r = read_exec_protect_effective(s->env->cgroup_root_fd, u->cgroup, &bound, &where);
 
@@ -554,12 +554,12 @@ static int kernel_report_units(void *state, struct backend_unit_report *units, s
 		u->blocked = r <= 0;
 		u->mapped = u->resident = u->locked = BACKEND_FIGURE_UNKNOWN;
 		if (r > 0) {
-			kept = read_cgroup_exec_kept(s->env->cgroup_root_fd, u->cgroup);
+			usage = read_cgroup_exec_usage(s->env->cgroup_root_fd, u->cgroup);
 			if (bound != UINT64_MAX)
 				format_bytes(b, sizeof(b), bound);
-			if (kept != STAT_UNKNOWN)
-				format_bytes(k, sizeof(k), kept);
-			snprintf(u->state, sizeof(u->state), "memory.exec_protect=%s, kept %s", b, k);
+			if (usage != STAT_UNKNOWN)
+				format_bytes(k, sizeof(k), usage);
+			snprintf(u->state, sizeof(u->state), "memory.exec_protect=%s, covers %s", b, k);
 		} else if (r == 0) {
 			snprintf(u->state, sizeof(u->state), "memory.exec_protect is 0 on %s", where);
 		} else {

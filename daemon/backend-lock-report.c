@@ -101,6 +101,28 @@ const struct lockset *backend_lock_lockset(void *state)
 	return b->ls;
 }
 
+/* One line per range: which mapping of the file it is (offset, prot),
+ * who maps or keeps it, what of it is resident and locked. */
+static void dump_ranges(struct lock_backend *b, FILE *f)
+{
+	size_t n = lockset_n_ranges(b->ls);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct lock_range *r = lockset_range(b->ls, i);
+		char prot[5];
+
+		fprintf(f,
+			"range dev=%u:%u ino=%" PRIu64 " offset=%" PRIu64 " length=%" PRIu64 " prot=%s units=%zu pids=%zu"
+			" kept=%d resident=%" PRIu64 " locked=%" PRIu64 " state=%s refusal=%s path=%s\n",
+			major(r->key.dev), minor(r->key.dev), r->key.ino, r->key.offset, r->key.length,
+			map_prot_string(r->prot, prot), r->n_units, r->n_pids, r->n_pids == 0,
+			(uint64_t)r->n_resident * b->page_size, (uint64_t)r->n_locked * b->page_size,
+			lock_range_state_to_string(r->state),
+			r->state == LOCK_RANGE_OPEN && !r->admitted ? lock_refusal_to_string(r->refusal) : "none",
+			r->path);
+	}
+}
+
 int backend_lock_dump(void *state, FILE *f)
 {
 	struct lock_backend *b = state;
@@ -114,9 +136,10 @@ int backend_lock_dump(void *state, FILE *f)
 	lockset_totals(b->ls, &t);
 	fprintf(f,
 		"total ranges=%zu open=%zu admitted=%zu refused=%zu unlockable=%zu failed=%zu processes=%zu "
-		"units=%zu mapped=%" PRIu64 " resident=%" PRIu64 " locked=%" PRIu64 " cap=%" PRIu64,
+		"units=%zu mapped=%" PRIu64 " resident=%" PRIu64 " locked=%" PRIu64 " kept=%zu kept_locked=%" PRIu64
+		" cap=%" PRIu64,
 		t.n_ranges, t.n_open, t.n_admitted, t.n_refused, t.n_unlockable, t.n_failed, t.n_processes,
-		t.n_units, t.mapped, t.resident, t.locked, b->global_cap);
+		t.n_units, t.mapped, t.resident, t.locked, t.n_kept, t.kept_locked, b->global_cap);
 	if (ceiling == UINT64_MAX)
 		fprintf(f, " ceiling=none");
 	else
@@ -153,6 +176,7 @@ int backend_lock_dump(void *state, FILE *f)
 			lock_range_state_to_string(fs[i].state), lock_refusal_to_string(fs[i].refusal),
 			fs[i].path, fs[i].reason ? " reason=" : "", strempty(fs[i].reason));
 	free(fs);
+	dump_ranges(b, f);
 
 	r = lockset_unit_stats(b->ls, &us, &nu);
 	if (r < 0)
@@ -180,10 +204,11 @@ int backend_lock_dump(void *state, FILE *f)
 			snprintf(ceiling, sizeof(ceiling), "%" PRIu64, us[i].ceiling);
 		fprintf(f,
 			"unit pids=%zu ranges=%zu mapped=%" PRIu64 " resident=%" PRIu64 " locked=%" PRIu64
-			" charged=%" PRIu64 " cap=%" PRIu64 " ceiling=%s pressure_events=%u psi_events=%u room=%s"
-			" psi=%s name=%s\n",
-			us[i].n_pids, us[i].n_ranges, us[i].mapped, us[i].resident, us[i].locked, us[i].charged,
-			us[i].cap, ceiling, us[i].n_pressure_events, psi_events, room, psi, us[i].name);
+			" kept=%zu kept_locked=%" PRIu64 " charged=%" PRIu64 " cap=%" PRIu64
+			" ceiling=%s pressure_events=%u psi_events=%u room=%s psi=%s name=%s\n",
+			us[i].n_pids, us[i].n_ranges, us[i].mapped, us[i].resident, us[i].locked, us[i].n_kept,
+			us[i].kept_locked, us[i].charged, us[i].cap, ceiling, us[i].n_pressure_events, psi_events, room,
+			psi, us[i].name);
 	}
 	free(us);
 	return 0;
@@ -249,8 +274,10 @@ int lock_report_files(void *state, struct backend_file_report **ret, size_t *ret
 			.mapped = fs[i].mapped,
 			.resident = fs[i].resident,
 			.locked = fs[i].locked,
-			.state = fs[i].refusal != LOCK_REFUSAL_NONE ? lock_refusal_to_string(fs[i].refusal) :
-								      lock_range_state_to_string(fs[i].state),
+			/* No process maps it: a unit keeps it (LockKeepSec=). */
+			.state = fs[i].refusal != LOCK_REFUSAL_NONE		     ? lock_refusal_to_string(fs[i].refusal) :
+				 fs[i].n_pids == 0 && fs[i].state == LOCK_RANGE_OPEN ? "kept" :
+										       lock_range_state_to_string(fs[i].state),
 		};
 		if (!out[i].path) {
 			backend_file_reports_free(out, i);

@@ -6,11 +6,19 @@
  * mlock()) and owns the re-check timer. backend-lock-pressure.c gives
  * back, backend-lock-report.c reports (see backend-lock-internal.h).
  *
- * What is locked: the pages of each exec file range that are resident
- * (mincore() on the daemon's own mapping) and mapped by a protected
- * process (the present bit of /proc/PID/pagemap over its mapping), so not
- * the read-ahead around a fault that never ran. Without a readable
- * pagemap, resident pages are taken. */
+ * What is locked: the whole program, not only its text. For every file a
+ * protected process maps executable, each of that file's mappings in the
+ * process (the r-- head with symbol tables and relocations, r-x text,
+ * .rodata, relro/.data) is a range; of it the pages that are resident
+ * (mincore() on the daemon's own read-only shared mapping of the file)
+ * and mapped by a protected process as the file's page (present and
+ * file-backed in /proc/PID/pagemap: a private page already copied on
+ * write is the process's anonymous memory, not the file's, and is left
+ * alone), so not the read-ahead around a fault that never ran. Locking
+ * the daemon's own read-only mapping never copies or touches the
+ * process's memory. Without a readable pagemap, resident pages are taken;
+ * so are they for a range only kept (LockKeepSec=: no process maps it
+ * to ask). Data files and anonymous memory are never ranges. */
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/sysmacros.h>
@@ -106,24 +114,24 @@ static int read_present(struct lock_backend *b, const struct map_user *u, size_t
 			return -errno;
 		if (got == 0)
 			return -ESRCH; /* that address space is gone (exit, exec) */
-		for (size_t k = 0; k < (size_t)got / sizeof(uint64_t); k++)
-			if (b->pm[k] >> 63) /* present */
-				b->mapped[i + k] = 1;
+		/* Present and the file's page: not a private copy made on write. */
+		lock_pages_from_pagemap(b->pm, (size_t)got / sizeof(uint64_t), b->mapped + i);
 		i += (size_t)got / sizeof(uint64_t);
 	}
 	return 0;
 }
 
-/* Keep of the resident pages only those a protected process has mapped;
- * unchanged when some process mapping the range cannot be asked. */
-static void filter_mapped(struct lock_backend *b, struct lock_range *r)
+/* Which pages of r a protected process has mapped, into b->mapped: true
+ * when that is known; false when some process mapping the range cannot
+ * be asked (then every resident page counts). */
+static bool find_mapped(struct lock_backend *b, struct lock_range *r)
 {
 	size_t lo = 0, hi, n;
 	bool any = false;
 
 	users_rebuild(b);
 	if (b->users_dirty)
-		return;
+		return false;
 	hi = b->n_users;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -134,12 +142,12 @@ static void filter_mapped(struct lock_backend *b, struct lock_range *r)
 			hi = mid;
 	}
 	if (lo == b->n_users || cmp_key_ptr(&b->users[lo].m->key, &r->key) != 0)
-		return;
+		return false;
 	if (r->n_pages > b->mapped_size) {
 		unsigned char *nm = realloc(b->mapped, r->n_pages);
 
 		if (!nm)
-			return;
+			return false;
 		b->mapped = nm;
 		b->mapped_size = r->n_pages;
 	}
@@ -148,19 +156,15 @@ static void filter_mapped(struct lock_backend *b, struct lock_range *r)
 		const struct map_user *u = &b->users[n];
 
 		if (u->p->pagemap_fd < 0)
-			return;
+			return false;
 		int k = read_present(b, u, r->n_pages);
 
 		if (k == 0)
 			any = true;
 		else if (k == -ENOMEM)
-			return;
+			return false;
 	}
-	if (!any)
-		return;
-	for (size_t i = 0; i < r->n_pages; i++)
-		if (!b->mapped[i])
-			b->vec[i] &= (unsigned char)~1u;
+	return any;
 }
 
 static int scan_range(struct lock_backend *b, struct lock_range *r)
@@ -180,8 +184,8 @@ static int scan_range(struct lock_backend *b, struct lock_range *r)
 	k = residency_mincore(r->map, r->key.length, b->vec);
 	if (k < 0)
 		return k;
-	filter_mapped(b, r);
-	lockset_range_update_resident(r, b->vec);
+	/* Resident and used by a protected process, or kept (LockKeepSec=). */
+	lockset_range_update_used(r, b->vec, find_mapped(b, r) ? b->mapped : NULL);
 	return 0;
 }
 
@@ -278,7 +282,7 @@ void plan_and_apply(struct lock_backend *b)
 
 static int do_recheck(struct lock_backend *b)
 {
-	size_t n = lockset_n_ranges(b->ls);
+	size_t n;
 	unsigned stall, window, recover;
 	int r = 0;
 
@@ -298,6 +302,9 @@ static int do_recheck(struct lock_backend *b)
 		if (w->room.limit != UINT64_MAX && w->room.headroom < 2 * w->reserve)
 			lockset_pressure_hold(b->ls, w->unit, lock_now_usec(b));
 	}
+	/* What exited processes left is kept only so long. */
+	(void)lockset_expire(b->ls, lock_now_usec(b));
+	unit_watches_prune(b);
 	if (lockset_pressure_tick(b->ls, lock_now_usec(b), (uint64_t)recover * 1000000) && b->ceiling_logged) {
 		struct log_fields f = LOG_FIELDS_INIT;
 
@@ -306,6 +313,8 @@ static int do_recheck(struct lock_backend *b)
 			  "enough memory for %us: locking text again within the budget", recover);
 		b->ceiling_logged = false;
 	}
+	/* Counted after the expiry above, which removes ranges. */
+	n = lockset_n_ranges(b->ls);
 	for (size_t i = 0; i < n; i++) {
 		int k = scan_range(b, lockset_range(b->ls, i));
 
@@ -404,11 +413,15 @@ static void proc_entry_set(struct lock_backend *b, const struct protect_target *
 			return;
 		}
 		p->pid = t->pid;
-		p->pagemap_fd = t->proc_pid_fd >= 0 ? openat(t->proc_pid_fd, "pagemap", O_RDONLY | O_CLOEXEC) : -1;
-		if (p->pagemap_fd < 0)
-			p->pagemap_fd = -1;
+		p->pagemap_fd = -1;
 		b->procs[b->n_procs++] = p;
 	}
+	/* Anew on each look: an exec since the last one replaced the
+	 * address space the old descriptor reads. */
+	closep(&p->pagemap_fd);
+	p->pagemap_fd = t->proc_pid_fd >= 0 ? openat(t->proc_pid_fd, "pagemap", O_RDONLY | O_CLOEXEC) : -1;
+	if (p->pagemap_fd < 0)
+		p->pagemap_fd = -1;
 	for (size_t i = 0; i < n; i++)
 		maps[i] = (struct proc_map){ lm[i].key, src[i]->start };
 	free(p->maps);
@@ -480,6 +493,8 @@ static void apply_settings(struct lock_backend *b, const struct daemon_settings 
 
 	if (s)
 		b->settings = *s;
+	if (b->ls)
+		lockset_set_keep(b->ls, (uint64_t)b->settings.lock_keep_sec * 1000000);
 	b->global_cap = resolve_cap(&b->settings.lock_budget, b->mem_total);
 	if (!has_cap_ipc_lock() && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
 		uint64_t lim = (uint64_t)rl.rlim_cur - (uint64_t)rl.rlim_cur % b->page_size;
@@ -531,6 +546,7 @@ static int lock_create(const struct backend_env *env, void **ret_state)
 	r = lockset_new(b->page_size, &lock_ops, b, &b->ls);
 	if (r < 0)
 		return r;
+	lockset_set_keep(b->ls, (uint64_t)b->settings.lock_keep_sec * 1000000);
 	r = setup_sources(b);
 	if (r < 0)
 		return r;
@@ -640,10 +656,12 @@ static int lock_protect(void *state, const struct protect_target *t)
 		lock_key_from_mapping(makedev(m->dev_major, m->dev_minor), m->inode, m->offset,
 				      m->end - m->start, b->page_size, &lm[n].key);
 		lm[n].path = m->path;
+		lm[n].prot = m->prot;
 		src[n] = m;
 		n++;
 	}
 
+	lockset_set_now(b->ls, lock_now_usec(b));
 	r = lockset_process_set(b->ls, t->pid, group, unit_cap, lm, n);
 	if (r < 0)
 		return r;
@@ -670,14 +688,29 @@ static int lock_protect(void *state, const struct protect_target *t)
 	return 0;
 }
 
+/* Whether the process's address space is gone (exit, or an exec that
+ * replaced it): its pagemap, opened on the old one, reads as empty. A
+ * process released while it still runs (the policy changed) is not. */
+static bool address_space_gone(const struct proc_entry *p)
+{
+	uint64_t e;
+
+	return p && p->pagemap_fd >= 0 && pread(p->pagemap_fd, &e, sizeof(e), 0) == 0;
+}
+
 static void lock_release(void *state, pid_t pid)
 {
 	struct lock_backend *b = state;
+	bool gone = address_space_gone(proc_entry_find(b, pid, NULL));
+	int k;
 
-	/* Ranges nobody maps any more are unmapped (and so unlocked);
-	 * the freed budget goes to what was refused. */
+	/* Ranges nobody maps or keeps any more are unmapped (and so
+	 * unlocked); the freed budget goes to what was refused. What an
+	 * exited process mapped stays its unit's for LockKeepSec=. */
 	proc_entry_remove(b, pid);
-	if (lockset_process_remove(b->ls, pid) > 0) {
+	lockset_set_now(b->ls, lock_now_usec(b));
+	k = gone ? lockset_process_exit(b->ls, pid) : lockset_process_remove(b->ls, pid);
+	if (k > 0) {
 		unit_watches_prune(b);
 		plan_and_apply(b);
 	}
@@ -690,6 +723,9 @@ static int lock_reconfigure(void *state, const struct daemon_settings *s)
 
 	(void)residency_mem_total(b->proc_fd, &b->mem_total);
 	apply_settings(b, s);
+	/* A shorter LockKeepSec= (or 0) applies at once. */
+	(void)lockset_expire(b->ls, lock_now_usec(b));
+	unit_watches_prune(b);
 	/* A reload is the moment to try again what failed. */
 	lockset_forget_failures(b->ls);
 	b->mlock_failed_logged = false;

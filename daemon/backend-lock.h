@@ -18,12 +18,16 @@ int backend_lock_recheck(void *state);
 
 /* One "key=value ..." line per total, file and unit, paths last:
  *   total ranges=.. open=.. admitted=.. refused=.. unlockable=.. failed=..
- *         processes=.. units=.. mapped=.. resident=.. locked=.. cap=..
+ *         processes=.. units=.. mapped=.. resident=.. locked=.. kept=..
+ *         (ranges no process maps) kept_locked=.. cap=..
  *         ceiling=..|none pressure_events=.. (give-backs) psi_events=..
  *         available=.. (MemAvailable) reserve=.. psi=PATH:some:STALL/WINDOW|none
  *   file dev=.. ino=.. ranges=.. units=.. pids=.. mapped=.. resident=..
  *        locked=.. state=.. refusal=.. path=...
- *   unit pids=.. ranges=.. mapped=.. resident=.. locked=.. charged=..
+ *   range dev=.. ino=.. offset=.. length=.. prot=r-xp units=.. pids=..
+ *         kept=0|1 resident=.. locked=.. state=.. refusal=.. path=...
+ *   unit pids=.. ranges=.. mapped=.. resident=.. locked=.. kept=..
+ *        kept_locked=.. charged=..
  *        cap=.. ceiling=..|none pressure_events=.. psi_events=..
  *        room=BYTES limit=.. reserve=..|none psi=PATH|none name=...
  * Bytes are decimal. */

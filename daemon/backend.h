@@ -30,7 +30,9 @@ struct protect_target {
 	const char *unit;     /* NULL if not in a systemd unit */
 	const char *cgroup;   /* cgroup2 path relative to the root */
 	const char *exe;
-	const struct exec_mappings *maps; /* current executable mappings */
+	/* Current mappings of its images (maps.h MAPS_IMAGES): executable
+	 * ones and the other mappings of the files those map. */
+	const struct exec_mappings *maps;
 	const struct rule_settings *settings;
 };
 

@@ -236,7 +236,7 @@ int read_exec_protect_effective(int cgroup_root_fd, const char *cgroup, uint64_t
 	return 1;
 }
 
-uint64_t read_cgroup_exec_kept(int cgroup_root_fd, const char *cgroup)
+uint64_t read_cgroup_exec_usage(int cgroup_root_fd, const char *cgroup)
 {
-	return read_cgroup_key(cgroup_root_fd, cgroup, "memory.stat", "exec_protect_kept");
+	return read_cgroup_key(cgroup_root_fd, cgroup, "memory.stat", "exec_protect_usage");
 }

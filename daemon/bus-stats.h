@@ -48,8 +48,9 @@ bool exec_protect_is_off(const char *value);
  * the file is missing or unreadable. */
 int read_exec_protect_effective(int cgroup_root_fd, const char *cgroup, uint64_t *ret_bound,
 				char **ret_where);
-/* memory.stat exec_protect_kept: what reclaim keeps for the cgroup and its
- * subtree because of the protection; STAT_UNKNOWN when absent. */
-uint64_t read_cgroup_exec_kept(int cgroup_root_fd, const char *cgroup);
+/* memory.stat exec_protect_usage: the executable-image pages charged to the
+ * cgroup and its subtree (what its protection covers, up to the bound);
+ * STAT_UNKNOWN when absent. */
+uint64_t read_cgroup_exec_usage(int cgroup_root_fd, const char *cgroup);
 /* utime + stime (fields 14 and 15) of /proc/PID/stat text, in clock ticks. */
 int proc_stat_cpu_ticks(const char *buf, size_t len, uint64_t *ret);

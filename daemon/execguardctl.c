@@ -14,6 +14,8 @@
 #include "bus-stats.h"
 #include "bus-names.h"
 #include "ctl-containers.h"
+#include "ctl-json.h"
+#include "ctl-segments.h"
 #include "metrics.h"
 #include "policy.h"
 #include "unit-files.h"
@@ -32,6 +34,10 @@ static uint64_t arg_timeout_usec; /* 0: sd-bus's default (25 s) */
 static const char *arg_config; /* NULL: the defaults */
 static const char *arg_output; /* metrics: write here, atomically */
 static const char *arg_cgroup_root = "/sys/fs/cgroup";
+static bool arg_cgroup_root_set;
+static const char *arg_cgroup;	   /* segments --cgroup= */
+static const char **arg_files;	   /* segments --file=, repeated */
+static size_t arg_n_files;
 
 static void help(void)
 {
@@ -57,6 +63,10 @@ static void help(void)
 	       "  keys                   Every policy key, per section, and what it does\n"
 	       "  metrics                The figures of status in the Prometheus text format,\n"
 	       "                         for node_exporter's textfile collector\n"
+	       "  segments UNIT|PID|--cgroup=PATH [--file=PATH...]\n"
+	       "                         For every file the processes map and every file named:\n"
+	       "                         its ELF segments (r--, r-x, rw-), their size and how\n"
+	       "                         much of them is in the page cache; needs no daemon\n"
 	       "\n"
 	       "Options:\n"
 	       "  -h --help              Show this help\n"
@@ -69,7 +79,12 @@ static void help(void)
 	       "     --output=FILE       metrics: replace FILE atomically (a temporary file in\n"
 	       "                         its directory, renamed) instead of printing\n"
 	       "     --cgroup-root=DIR   metrics: where to read memory.exec_protect (default\n"
-	       "                         /sys/fs/cgroup; execguardd's --cgroup-root)\n"
+	       "                         /sys/fs/cgroup; execguardd's --cgroup-root);\n"
+	       "                         segments: the cgroup2 mount (default: found)\n"
+	       "     --cgroup=PATH       segments: the processes of this cgroup2 path (from\n"
+	       "                         the root) and of the cgroups below it\n"
+	       "     --file=PATH         segments: this file too, mapped or not (what a service\n"
+	       "                         runs per request); repeatable\n"
 	       "\n"
 	       "Exit status: 0 success, 1 failure (errors, rejected reload, no such process),\n"
 	       "2 usage, 3 execguardd not reachable or no answer in time. See execguardctl(1).\n",
@@ -107,18 +122,10 @@ static void json_put(struct json_object *o, const char *key, struct json_object 
 	json_object_object_add(o, key, v);
 }
 
-/* Print the document and free it. */
+/* Print the document (ctl-json.h) and free it. */
 static int json_print(struct json_object *o)
 {
-	const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	int r = EXIT_OK;
-
-	if (!text || puts(text) < 0 || fflush(stdout) != 0) {
-		fprintf(stderr, "execguardctl: cannot write the JSON document\n");
-		r = EXIT_FAILED;
-	}
-	json_object_put(o);
-	return r;
+	return ctl_json_print(o) < 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 static const char *fmt_bytes(uint64_t v, char *buf, size_t size)
@@ -804,7 +811,7 @@ static void unit_bound(int cgroup_root_fd, const char *cgroup, struct metrics_un
 	/* Off somewhere up the tree: no bound in force. */
 	u->bound = where ? 0 : bound;
 	u->bound_max = !where && bound == UINT64_MAX;
-	u->kept = read_cgroup_exec_kept(cgroup_root_fd, cgroup);
+	u->kept = read_cgroup_exec_usage(cgroup_root_fd, cgroup);
 }
 
 /* The units' rows; their strings point into the reply, alive until the end. */
@@ -1116,7 +1123,7 @@ out:
 /* 1: go on; 0: done; <0: usage error. */
 static int parse_argv(int argc, char **argv)
 {
-	enum { ARG_VERSION = 0x100, ARG_JSON, ARG_TIMEOUT, ARG_OUTPUT, ARG_CGROUP_ROOT };
+	enum { ARG_VERSION = 0x100, ARG_JSON, ARG_TIMEOUT, ARG_OUTPUT, ARG_CGROUP_ROOT, ARG_CGROUP, ARG_FILE };
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -1125,6 +1132,8 @@ static int parse_argv(int argc, char **argv)
 		{ "timeout", required_argument, NULL, ARG_TIMEOUT },
 		{ "output", required_argument, NULL, ARG_OUTPUT },
 		{ "cgroup-root", required_argument, NULL, ARG_CGROUP_ROOT },
+		{ "cgroup", required_argument, NULL, ARG_CGROUP },
+		{ "file", required_argument, NULL, ARG_FILE },
 		{}
 	};
 	int c;
@@ -1152,7 +1161,24 @@ static int parse_argv(int argc, char **argv)
 			break;
 		case ARG_CGROUP_ROOT:
 			arg_cgroup_root = optarg;
+			arg_cgroup_root_set = true;
 			break;
+		case ARG_CGROUP:
+			if (optarg[0] != '/') {
+				fprintf(stderr, "execguardctl: --cgroup=%s: want a cgroup2 path from the root, /...\n", optarg);
+				return -EINVAL;
+			}
+			arg_cgroup = optarg;
+			break;
+		case ARG_FILE: {
+			const char **nf = realloc(arg_files, (arg_n_files + 1) * sizeof(*nf));
+
+			if (!nf)
+				return -ENOMEM;
+			arg_files = nf;
+			arg_files[arg_n_files++] = optarg;
+			break;
+		}
 		case ARG_TIMEOUT: {
 			char *end = NULL;
 			double sec;
@@ -1174,7 +1200,7 @@ static int parse_argv(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "execguardctl: a command is needed: status, libs, explain PID, check-config, reload, keys or metrics (see --help)\n");
+		fprintf(stderr, "execguardctl: a command is needed: status, libs, metrics, segments, explain PID, check-config, reload or keys (see --help)\n");
 		return -EINVAL;
 	}
 	return 1;
@@ -1208,6 +1234,26 @@ static int dispatch(int argc, char **argv)
 	const char *verb = argv[0];
 	int want = streq(verb, "explain") ? 2 : 1, r;
 
+	if ((arg_cgroup || arg_n_files) && !streq(verb, "segments")) {
+		fprintf(stderr, "execguardctl: --cgroup= and --file= are for segments only\n");
+		return EXIT_USAGE;
+	}
+	if (streq(verb, "segments")) {
+		struct segments_args sa = {
+			.target = argc > 1 ? argv[1] : NULL,
+			.cgroup = arg_cgroup,
+			.cgroup_root = arg_cgroup_root_set ? arg_cgroup_root : NULL,
+			.files = arg_files,
+			.n_files = arg_n_files,
+			.json = arg_json,
+		};
+
+		if (argc > 2 || arg_output) {
+			fprintf(stderr, "execguardctl: segments takes one UNIT or PID (or --cgroup=) and --file= (see --help)\n");
+			return EXIT_USAGE;
+		}
+		return ctl_segments(&sa);
+	}
 	if (streq(verb, "check-config"))
 		return cmd_check_config(argv + 1);
 	if (streq(verb, "keys")) {

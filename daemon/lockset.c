@@ -36,6 +36,8 @@ struct lockset {
 	struct failed_file *failed;
 	size_t n_failed, allocated_failed;
 
+	uint64_t keep_usec, now_usec; /* lockset_set_keep(), lockset_set_now() */
+
 	uint64_t ceiling; /* UINT64_MAX: none */
 	uint64_t last_pressure_usec; /* last step down */
 	uint64_t last_event_usec;    /* last event, stepped or not: calm counts from here */
@@ -98,6 +100,16 @@ void lock_key_from_mapping(uint64_t dev, uint64_t ino, uint64_t file_offset, uin
 	uint64_t end = (file_offset + length + mask) & ~mask;
 
 	*ret = (struct lock_key){ .dev = dev, .ino = ino, .offset = start, .length = end - start };
+}
+
+#define PAGEMAP_PRESENT (1ULL << 63)
+#define PAGEMAP_FILE (1ULL << 61) /* "file-page or shared-anon" */
+
+void lock_pages_from_pagemap(const uint64_t *entries, size_t n, unsigned char *mapped)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((entries[i] & PAGEMAP_PRESENT) && (entries[i] & PAGEMAP_FILE))
+			mapped[i] = 1;
 }
 
 /* A small growable array of pointers. */
@@ -340,7 +352,7 @@ static void unit_put(struct lockset *ls, struct lock_unit *u)
 	bool found;
 	size_t i;
 
-	if (u->n_pids > 0)
+	if (u->n_pids > 0 || u->n_kept > 0)
 		return;
 	i = unit_index(ls, u->name, &found);
 	if (found && ls->units[i] == u) {
@@ -349,14 +361,19 @@ static void unit_put(struct lockset *ls, struct lock_unit *u)
 	}
 }
 
-/* Count one more process of unit u mapping r. */
+/* Count one more process of unit u mapping r (a kept reference comes
+ * back to life). */
 static int range_ref(struct lock_range *r, struct lock_unit *u)
 {
 	struct lock_unit_ref *nu;
 
 	for (size_t i = 0; i < r->n_units; i++)
 		if (r->units[i].unit == u) {
-			r->units[i].n_pids++;
+			if (r->units[i].n_pids++ == 0) {
+				u->n_kept--;
+				r->units[i].kept_usec = 0;
+				r->n_live_units++;
+			}
 			r->n_pids++;
 			return 0;
 		}
@@ -365,30 +382,134 @@ static int range_ref(struct lock_range *r, struct lock_unit *u)
 		return -ENOMEM;
 	r->units = nu;
 	r->units[r->n_units++] = (struct lock_unit_ref){ .unit = u, .n_pids = 1 };
+	r->n_live_units++;
 	r->n_pids++;
 	return 0;
 }
 
-/* Drop one reference; frees the range when nobody maps it any more. */
-static void range_unref(struct lockset *ls, struct lock_range *r, struct lock_unit *u)
+static void range_remove_ref(struct lock_range *r, size_t i)
 {
+	r->units[i] = r->units[r->n_units - 1];
+	r->n_units--;
+}
+
+/* Frees r when no unit maps or keeps it. */
+static void range_drop_if_unused(struct lockset *ls, struct lock_range *r)
+{
+	bool found;
+	size_t i;
+
+	if (r->n_units > 0)
+		return;
+	i = range_index(ls, &r->key, &found);
+	if (found && ls->ranges[i] == r)
+		remove_at(ls->ranges, &ls->n_ranges, i);
+	range_free(ls, r);
+}
+
+/* What the range's processes used at the last look stays used for the
+ * keep time: the process that stops mapping it (a per-request helper
+ * exiting) may have used pages the others do not. */
+static void keep_pages(struct lockset *ls, struct lock_range *r)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < r->n_pages; i++)
+		if (r->pages[i] & LOCK_PAGE_RESIDENT) {
+			r->pages[i] |= LOCK_PAGE_KEPT;
+			any = true;
+		}
+	if (any)
+		r->pages_kept_usec = ls->now_usec ? ls->now_usec : 1;
+}
+
+/* Drop one process's reference; when it was the unit's last, the unit
+ * keeps the range (keep and a keep time set) or lets it go. */
+static void range_unref(struct lockset *ls, struct lock_range *r, struct lock_unit *u, bool keep)
+{
+	if (keep && ls->keep_usec)
+		keep_pages(ls, r);
 	for (size_t i = 0; i < r->n_units; i++)
 		if (r->units[i].unit == u) {
+			if (r->units[i].n_pids == 0)
+				break; /* kept already: no process of it to drop */
 			r->n_pids--;
 			if (--r->units[i].n_pids == 0) {
-				r->units[i] = r->units[r->n_units - 1];
-				r->n_units--;
+				r->n_live_units--;
+				if (keep && ls->keep_usec) {
+					r->units[i].kept_usec = ls->now_usec;
+					u->n_kept++;
+				} else {
+					range_remove_ref(r, i);
+				}
 			}
 			break;
 		}
-	if (r->n_pids == 0) {
-		bool found;
-		size_t i = range_index(ls, &r->key, &found);
+	range_drop_if_unused(ls, r);
+}
 
-		if (found && ls->ranges[i] == r)
+void lockset_set_keep(struct lockset *ls, uint64_t keep_usec)
+{
+	ls->keep_usec = keep_usec;
+}
+
+void lockset_set_now(struct lockset *ls, uint64_t now_usec)
+{
+	ls->now_usec = now_usec;
+}
+
+/* Whether something kept at t has been kept long enough at now. */
+static bool keep_over(const struct lockset *ls, uint64_t t, uint64_t now_usec)
+{
+	return ls->keep_usec == 0 || (now_usec >= t && now_usec - t >= ls->keep_usec);
+}
+
+size_t lockset_expire(struct lockset *ls, uint64_t now_usec)
+{
+	size_t dropped = 0;
+
+	for (size_t i = 0; i < ls->n_ranges;) {
+		struct lock_range *r = ls->ranges[i];
+
+		/* Kept pages: from now on only what is used counts (the next
+		 * look at residency unlocks the rest). */
+		if (r->pages_kept_usec && keep_over(ls, r->pages_kept_usec, now_usec)) {
+			for (size_t p = 0; p < r->n_pages; p++)
+				r->pages[p] &= (uint8_t)~LOCK_PAGE_KEPT;
+			r->pages_kept_usec = 0;
+			r->dirty = true;
+		}
+
+		for (size_t k = 0; k < r->n_units;) {
+			struct lock_unit_ref *ref = &r->units[k];
+
+			if (ref->n_pids == 0 && keep_over(ls, ref->kept_usec, now_usec)) {
+				ref->unit->n_kept--;
+				range_remove_ref(r, k);
+				dropped++;
+			} else {
+				k++;
+			}
+		}
+		if (r->n_units == 0) {
 			remove_at(ls->ranges, &ls->n_ranges, i);
-		range_free(ls, r);
+			range_free(ls, r);
+		} else {
+			i++;
+		}
 	}
+	/* Units left with nothing mapped or kept go too. */
+	for (size_t i = 0; i < ls->n_units;) {
+		struct lock_unit *u = ls->units[i];
+
+		if (u->n_pids == 0 && u->n_kept == 0) {
+			remove_at(ls->units, &ls->n_units, i);
+			unit_free(u);
+		} else {
+			i++;
+		}
+	}
+	return dropped;
 }
 
 static int cmp_range_ptr(const void *a, const void *b)
@@ -450,10 +571,12 @@ int lockset_process_set(struct lockset *ls, pid_t pid, const char *unit, uint64_
 				goto fail;
 			}
 			lr->state = LOCK_RANGE_NEW;
+			lr->prot = m[i].prot;
 			insert_at(ls->ranges, &ls->n_ranges, ri, lr);
 			created[n_want] = true;
 			n_created++;
 		}
+		lr->prot |= m[i].prot;
 		want[n_want++] = lr;
 	}
 	qsort(want, n_want, sizeof(*want), cmp_range_ptr);
@@ -469,7 +592,7 @@ int lockset_process_set(struct lockset *ls, pid_t pid, const char *unit, uint64_
 	for (size_t i = 0; i < n_want; i++)
 		if (range_ref(want[i], u) < 0) {
 			for (size_t j = 0; j < i; j++)
-				range_unref(ls, want[j], u);
+				range_unref(ls, want[j], u, false);
 			goto fail_refs_dropped;
 		}
 
@@ -487,8 +610,15 @@ int lockset_process_set(struct lockset *ls, pid_t pid, const char *unit, uint64_
 		insert_at(ls->procs, &ls->n_procs, pi, p);
 	}
 	if (old) {
-		for (size_t i = 0; i < old->n_ranges; i++)
-			range_unref(ls, old->ranges[i], old->unit);
+		/* What it stopped mapping is kept (exec of another image,
+		 * munmap), as at an exit; what it still maps only moves its
+		 * count. */
+		for (size_t i = 0; i < old->n_ranges; i++) {
+			bool still = old->unit == p->unit &&
+				     bsearch(&old->ranges[i], p->ranges, p->n_ranges, sizeof(*p->ranges), cmp_range_ptr);
+
+			range_unref(ls, old->ranges[i], old->unit, !still);
+		}
 		old->unit->n_pids--;
 		unit_put(ls, old->unit);
 		process_free(old);
@@ -513,7 +643,7 @@ fail_refs_dropped:
 	/* range_unref() freed the created ranges that had been referenced;
 	 * the rest still sit unreferenced in the list. */
 	for (size_t i = 0; i < ls->n_ranges;) {
-		if (ls->ranges[i]->n_pids == 0) {
+		if (ls->ranges[i]->n_units == 0) {
 			struct lock_range *lr = ls->ranges[i];
 
 			remove_at(ls->ranges, &ls->n_ranges, i);
@@ -527,7 +657,7 @@ fail_refs_dropped:
 	return -ENOMEM;
 }
 
-int lockset_process_remove(struct lockset *ls, pid_t pid)
+static int process_drop(struct lockset *ls, pid_t pid, bool keep)
 {
 	struct lock_process *p;
 	bool found;
@@ -538,11 +668,21 @@ int lockset_process_remove(struct lockset *ls, pid_t pid)
 	p = ls->procs[i];
 	remove_at(ls->procs, &ls->n_procs, i);
 	for (size_t k = 0; k < p->n_ranges; k++)
-		range_unref(ls, p->ranges[k], p->unit);
+		range_unref(ls, p->ranges[k], p->unit, keep);
 	p->unit->n_pids--;
 	unit_put(ls, p->unit);
 	process_free(p);
 	return 1;
+}
+
+int lockset_process_remove(struct lockset *ls, pid_t pid)
+{
+	return process_drop(ls, pid, false);
+}
+
+int lockset_process_exit(struct lockset *ls, pid_t pid)
+{
+	return process_drop(ls, pid, true);
 }
 
 int lockset_range_opened(struct lockset *ls, struct lock_range *r)
@@ -617,7 +757,7 @@ void lockset_forget_failures(struct lockset *ls)
 	ls->n_failed = 0;
 }
 
-void lockset_range_update_resident(struct lock_range *r, const unsigned char *vec)
+void lockset_range_update_used(struct lock_range *r, const unsigned char *resident, const unsigned char *used)
 {
 	size_t res = 0;
 
@@ -626,15 +766,23 @@ void lockset_range_update_resident(struct lock_range *r, const unsigned char *ve
 	for (size_t i = 0; i < r->n_pages; i++) {
 		uint8_t s = r->pages[i] & (uint8_t)~LOCK_PAGE_RESIDENT;
 
-		if (vec[i] & 1) {
+		if (!(resident[i] & 1))
+			s &= (uint8_t)~LOCK_PAGE_KEPT;
+		else if (!used || (used[i] & 1) || (s & LOCK_PAGE_KEPT)) {
 			s |= LOCK_PAGE_RESIDENT;
 			res++;
 		}
-		if (r->pages[i] != s)
+		/* Only a change of RESIDENT needs the I/O side. */
+		if ((r->pages[i] ^ s) & LOCK_PAGE_RESIDENT)
 			r->dirty = true;
 		r->pages[i] = s;
 	}
 	r->n_resident = res;
+}
+
+void lockset_range_update_resident(struct lock_range *r, const unsigned char *vec)
+{
+	lockset_range_update_used(r, vec, NULL);
 }
 
 void lockset_range_mark(struct lock_range *r, size_t first, size_t count, bool locked)
@@ -685,16 +833,37 @@ bool lockset_next_run(const struct lock_range *r, enum lock_run_kind kind, size_
 	return true;
 }
 
+/* When a kept range was last mapped by some unit's process. */
+static uint64_t last_kept(const struct lock_range *r)
+{
+	uint64_t t = 0;
+
+	for (size_t i = 0; i < r->n_units; i++)
+		if (r->units[i].n_pids == 0 && r->units[i].kept_usec > t)
+			t = r->units[i].kept_usec;
+	return t;
+}
+
 /* Hotness: ranges mapped by more units, then more processes, come first;
- * ties by key, so that the order is stable. */
+ * then the kept ones that no process maps, the most recently used first
+ * (least recently used last, so given up first); ties by key, so that the
+ * order is stable. */
 static int cmp_hot(const void *a, const void *b, void *arg)
 {
 	const struct lockset *ls = arg;
 	const struct lock_range *x = ls->ranges[*(const size_t *)a];
 	const struct lock_range *y = ls->ranges[*(const size_t *)b];
 
-	if (x->n_units != y->n_units)
-		return x->n_units > y->n_units ? -1 : 1;
+	if ((x->n_pids > 0) != (y->n_pids > 0))
+		return x->n_pids > 0 ? -1 : 1;
+	if (x->n_pids == 0) {
+		uint64_t tx = last_kept(x), ty = last_kept(y);
+
+		if (tx != ty)
+			return tx > ty ? -1 : 1;
+	}
+	if (x->n_live_units != y->n_live_units)
+		return x->n_live_units > y->n_live_units ? -1 : 1;
 	if (x->n_pids != y->n_pids)
 		return x->n_pids > y->n_pids ? -1 : 1;
 	return lock_key_compare(&x->key, &y->key);
@@ -904,6 +1073,10 @@ void lockset_totals(const struct lockset *ls, struct lockset_totals *ret)
 		const struct lock_range *r = ls->ranges[i];
 
 		t.mapped += r->key.length;
+		if (r->n_pids == 0) {
+			t.n_kept++;
+			t.kept_locked += (uint64_t)r->n_locked * ls->page_size;
+		}
 		switch (r->state) {
 		case LOCK_RANGE_OPEN:
 			t.n_open++;
@@ -993,6 +1166,10 @@ int lockset_unit_stats(const struct lockset *ls, struct lockset_unit_stat **ret,
 			if (!found)
 				continue;
 			out[ui].n_ranges++;
+			if (r->units[k].n_pids == 0) {
+				out[ui].n_kept++;
+				out[ui].kept_locked += (uint64_t)r->n_locked * ls->page_size;
+			}
 			out[ui].mapped += r->key.length;
 			out[ui].resident += (uint64_t)r->n_resident * ls->page_size;
 			out[ui].locked += (uint64_t)r->n_locked * ls->page_size;

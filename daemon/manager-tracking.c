@@ -88,7 +88,9 @@ int protect_now(struct manager *m, struct tracked *t, struct look *l)
 	int r;
 
 	if (!m->backend_ops->cgroup_only) {
-		r = maps_read(l->proc_pid_fd, &m->use_procmap_query, &maps);
+		/* The whole images: the lock backend keeps every page the
+		 * program uses of the files it maps executable. */
+		r = maps_read_select(l->proc_pid_fd, &m->use_procmap_query, MAPS_IMAGES, &maps);
 		if (r < 0 && r != -ESRCH && r != -ENOENT)
 			log_debug_errno(r, "cannot read mappings of pid %d: %m", (int)t->pid);
 	}

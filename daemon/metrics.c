@@ -261,8 +261,8 @@ int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *un
 				fprintf(f, " %" PRIu64 "\n", units[i].bound);
 		}
 	}
-	UNIT_FAMILY(f, "execguard_unit_exec_protect_kept_bytes", "gauge",
-		    "Text reclaim kept for the unit because of its protection (memory.stat exec_protect_kept).",
+	UNIT_FAMILY(f, "execguard_unit_exec_protect_usage_bytes", "gauge",
+		    "Executable-image pages charged to the unit that its protection covers (memory.stat exec_protect_usage).",
 		    units, n, kept);
 
 done:

@@ -31,7 +31,7 @@ struct metrics_unit {
 	uint64_t text_faults;
 	const char *text_fault_source;
 	/* memory.exec_protect in force (the smallest up to the root) and
-	 * exec_protect_kept; has_bound false without the kernel patch. */
+	 * exec_protect_usage; has_bound false without the kernel patch. */
 	bool has_bound, bound_max;
 	uint64_t bound, kept;
 	/* Kubernetes' label names, for a unit that is a container or pod

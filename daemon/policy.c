@@ -255,6 +255,7 @@ void policy_init(struct policy *p)
 			.exec_batch_ms = 2,
 			.lock_budget = { .percent = 5, .set = true },
 			.lock_recheck_sec = 10,
+			.lock_keep_sec = 600,
 			.pressure_stall_ms = 100,
 			.pressure_window_ms = 1000,
 			.pressure_recover_sec = 30,
@@ -672,6 +673,9 @@ static const struct policy_key keys[] = {
 	  "bytes (K, M, G, T suffix) or a percentage of RAM", "lock backend: all locked text together" },
 	{ "LockRecheckSec", IN_DAEMON, KEY_UINT, D(lock_recheck_sec), 1, 3600, "seconds from 1 to 3600",
 	  "protected processes are looked at again this often (later mappings, moves)" },
+	{ "LockKeepSec", IN_DAEMON, KEY_UINT, D(lock_keep_sec), 0, 86400, "seconds from 0 (not kept) to 86400",
+	  "lock backend: pages of a program a unit ran stay locked this long after its last process mapping it "
+	  "exited (per-request helpers)" },
 	{ "PressureStallMSec", IN_DAEMON, KEY_UINT, D(pressure_stall_ms), 1, 10000,
 	  "milliseconds from 1 to 10000", "lock backend: PSI stall per window that starts the watch" },
 	{ "PressureWindowMSec", IN_DAEMON, KEY_UINT, D(pressure_window_ms), 500, 10000,

@@ -37,6 +37,9 @@ struct daemon_settings {
 	unsigned exec_batch_ms;	      /* exec events gathered this long; 0: at once */
 	struct budget lock_budget;    /* lock backend: all units together */
 	unsigned lock_recheck_sec;    /* lock backend: grow locks this often */
+	/* lock backend: a unit keeps the pages of an image none of its
+	 * processes maps any more (per-request helpers) this long; 0: not */
+	unsigned lock_keep_sec;
 	unsigned pressure_stall_ms;   /* PSI "some" stall per window that means pressure */
 	unsigned pressure_window_ms;
 	unsigned pressure_recover_sec; /* calm time before locking again */

@@ -11,7 +11,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "lockset.h"
 #include "maps.h"
 #include "procfs.h"
 #include "residency.h"

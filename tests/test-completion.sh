@@ -45,6 +45,9 @@ for o in $(short_opts <<<"$ctl_help"); do grep -qx -- "$o" <<<"$got" || fail "ba
 [ "$(bashcomp "$ctl_b" _execguardctl execguardctl --config = /x.conf sta)" = status ] || fail "bash: --config=FILE sta<TAB>"
 bashcomp "$ctl_b" _execguardctl execguardctl explain '' | grep -qx "$$" || fail "bash: explain <TAB> does not offer PIDs ($$)"
 [ -z "$(bashcomp "$ctl_b" _execguardctl execguardctl explain 1 '')" ] || fail "bash: explain takes one PID"
+bashcomp "$ctl_b" _execguardctl execguardctl segments '' | grep -qx "$$" || fail "bash: segments <TAB> does not offer PIDs ($$)"
+bashcomp "$ctl_b" _execguardctl execguardctl --file = "$SRC/conf/vendor/" | grep -q '10-recovery.conf$' ||
+	fail "bash: --file=<TAB> does not offer files"
 bashcomp "$ctl_b" _execguardctl execguardctl check-config "$SRC/conf/vendor/" | grep -q '10-recovery.conf$' ||
 	fail "bash: check-config <TAB> does not offer files"
 got=$(bashcomp "$d_b" _execguardd execguardd --)

@@ -40,7 +40,7 @@ wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pb" EXECGUARD_UNIT="'$B'" || fail
 # read (--cgroup-root): text faults, breaches, what reclaim kept. B's
 # cgroup has no pgmajfault_exec, as on a stock kernel: the daemon
 # estimates its text faults from the major faults since its first reading.
-printf 'pgmajfault 9\npgmajfault_exec 5\nexec_protect_kept 4096\n' > "$T/cgroot/$S/$A/memory.stat"
+printf 'pgmajfault 9\npgmajfault_exec 5\nexec_protect_usage 4096\n' > "$T/cgroot/$S/$A/memory.stat"
 printf 'low 0\nexec_protect_breach 2\n' > "$T/cgroot/$S/$A/memory.events"
 printf 'pgmajfault 9\n' > "$T/cgroot/$S/$B/memory.stat"
 echo "$pb" > "$T/cgroot/$S/$B/cgroup.procs"
@@ -202,7 +202,7 @@ assert len(b) == 1 and b[0]['text_fault_source'] == 'estimate' and 1 <= b[0]['te
 assert units[unit]['protected'] and units[unit]['processes'] == 1
 # The kernel backend set memory.exec_protect=max up the (fake) tree.
 assert one('execguard_unit_exec_protect_bound_bytes', unit=unit) == float('inf')
-assert one('execguard_unit_exec_protect_kept_bytes', unit=unit) == 4096
+assert one('execguard_unit_exec_protect_usage_bytes', unit=unit) == 4096
 assert units[unit]['major_faults'] == 5 and units[unit]['breaches'] == 2, units[unit]
 assert types['execguard_unit_major_faults_total'] == 'counter' and types['execguard_unit_breaches_total'] == 'counter'
 print('agree:', len(units), 'units,', sum(len(v) for k, v in served.items() if k.startswith('execguard_')), 'samples')

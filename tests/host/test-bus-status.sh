@@ -37,7 +37,7 @@ wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pa" EXECGUARD_UNIT="'$A'" EXECGUA
 
 out=$(ctl status) || fail "execguardctl status failed: $out"
 echo "$out"
-echo "$out" | grep -Eq "^$A +yes +1 .*memory.exec_protect=max, kept - \(policy web\)" || fail "status row for $A wrong"
+echo "$out" | grep -Eq "^$A +yes +1 .*memory.exec_protect=max, covers - \(policy web\)" || fail "status row for $A wrong"
 echo "$out" | grep -q "^$B " && fail "status lists the unprotected $B"
 echo "$out" | grep -q "backend kernel, 1 process protected" || fail "status header wrong"
 pass "status shows $A protected by rule web"

@@ -3,8 +3,9 @@
 # Budgets: three units share a library (and libc, ld.so); each has a large
 # library of its own. With a global budget that holds the shared ranges
 # and half of the smallest own library, the shared (hot) ones stay locked
-# and the own libraries are refused and reported; the total stays within
-# the budget. A per-unit cap holds the same way for that unit only.
+# and the own libraries' text (their large r-x range) is refused and
+# reported; the total stays within the budget. A per-unit cap holds the
+# same way for that unit only.
 set -u
 . "$(dirname "$0")/lock/lib.sh"
 lk_setup
@@ -45,9 +46,11 @@ while read -r l; do
 	[ "$(field "$l" locked)" = "$(field "$l" resident)" ] || { bad=1; echo "  hot not fully locked: $l"; }
 done < <(grep '^file .* units=3 ' "$W/dump")
 [ "$bad" = 0 ] && pass "global: the hot ranges (3 units) stay fully locked" || fail_later "global: hot range dropped"
+# The own libraries' text ranges come after the hot ones and do not fit.
 for u in a b c; do
-	[ "$(own $u locked)" = 0 ] && [ "$(field "$(file_line "$F/libown$u.so")" refusal)" = global-budget ] ||
-		fail_later "global: own $u: $(file_line "$F/libown$u.so")"
+	t=$(range_lines "$F/libown$u.so" r-x)
+	[ "$(field "$t" locked)" = 0 ] && [ "$(field "$t" refusal)" = global-budget ] ||
+		fail_later "global: own $u text: $t"
 done
 has_event LOCK_REFUSED EXECGUARD_EXE="'$F/libowna.so'" &&
 	pass "global: the refusal is reported" || fail_later "global: refusal of libowna not reported"
@@ -61,8 +64,9 @@ lk_dump
 ua=$(unit_line a.service)
 [ "$(field "$ua" cap)" = "$cap" ] && [ "$(field "$ua" charged)" -le "$cap" ] &&
 	pass "unit: a charged $(field "$ua" charged) <= cap $cap" || fail_later "unit: $ua"
-[ "$(own a locked)" = 0 ] && [ "$(field "$(file_line "$F/libowna.so")" refusal)" = unit-budget ] &&
-	pass "unit: a's own library refused (unit-budget)" || fail_later "unit: own a $(file_line "$F/libowna.so")"
+t=$(range_lines "$F/libowna.so" r-x)
+[ "$(field "$t" locked)" = 0 ] && [ "$(field "$t" refusal)" = unit-budget ] &&
+	pass "unit: a's own library text refused (unit-budget)" || fail_later "unit: own a text $t"
 [ "$(own b locked)" = "$(own b resident)" ] && [ "$(own c locked)" = "$(own c resident)" ] &&
 	pass "unit: uncapped b and c fully locked" || fail_later "unit: b/c not fully locked"
 l=$(file_line "$F/libshared.so")

@@ -3,7 +3,8 @@
 # End to end through execguardd with Backend=lock: a process the policy
 # protects gets the resident pages of its exec mappings locked by the
 # daemon (its VmLck), the status line says so, and the locks go when the
-# process exits. A rule's LockBudget= caps what is locked for its unit.
+# process exits (LockKeepSec=0: nothing kept). A rule's LockBudget= caps
+# what is locked for its unit.
 . "$(dirname "$0")/lib.sh"
 test_init root cgroup2
 
@@ -15,6 +16,7 @@ write_conf <<CONF
 [Daemon]
 Backend=lock
 LockRecheckSec=1
+LockKeepSec=0
 PressureWindowMSec=10000
 PressureStallMSec=9999
 [Rule test]

@@ -6,7 +6,8 @@
 # started afterwards gets the new inode locked; when the old process
 # exits the old inode is released. A process of the old version protected
 # only after the upgrade still gets the old inode (not the file now at its
-# path). No error, no mapping or fd left over.
+# path). No error, no mapping or fd left over. (LockKeepSec=0: nothing is
+# kept after an exit.)
 set -u
 . "$(dirname "$0")/lock/lib.sh"
 lk_setup
@@ -16,7 +17,8 @@ lk_prog prog big
 lk_evict "$F/prog" "$F/libbig.so"
 lk_run OLD "$F/prog" 40
 lk_run LATE "$F/prog" 8
-lk_driver
+lk_conf "$W/conf" LockKeepSec=0
+lk_driver "$W/conf"
 lk_cmd protect "$OLD" svc.service
 lk_dump
 old_ino=$(stat -c %i "$F/libbig.so")
@@ -51,10 +53,10 @@ lo=$(file_line "$F/libbig.so" "$old_ino"); ln=$(file_line "$F/libbig.so" "$new_i
 [ "$(field "$lo" pids)" = 2 ] && [ "$(field "$lo" units)" = 2 ] &&
 	pass "old-version process protected after the upgrade maps the old inode" || fail_later "late: '$lo'"
 [ "$(field "$ln" pids)" = 1 ] || fail_later "new inode should be mapped by 1 process: '$ln'"
-res=$(resident_of "$NEW" "$F/libbig.so")
+res=$(used_of "$NEW" "$F/libbig.so")
 d=$(( $(field "$ln" locked) - res )); d=${d#-}
-[ "$(field "$ln" locked)" -gt 0 ] && [ "$d" -le "$PAGE" ] &&
-	pass "new inode locked ($(field "$ln" locked), resident $res)" || fail_later "new inode: '$ln' resident $res"
+[ "$(field "$ln" locked)" -gt 0 ] && [ "$d" -le $(( $(field "$ln" ranges) * PAGE)) ] &&
+	pass "new inode locked ($(field "$ln" locked), used $res)" || fail_later "new inode: '$ln' used $res"
 
 lk_stop "$OLD"
 lk_stop "$LATE"

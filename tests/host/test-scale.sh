@@ -146,6 +146,8 @@ write_conf <<CONF
 [Daemon]
 Backend=lock
 LockRecheckSec=1
+# Given back at exit, not kept for later runs.
+LockKeepSec=0
 [Rule scale]
 MatchCgroup=/$B
 Protect=yes

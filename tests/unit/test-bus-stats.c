@@ -95,7 +95,7 @@ static void test_effective(void)
 	put(dfd, "s.slice/a.service/memory.exec_protect", "max\n");
 	/* As the kernel series writes it (the v1 name was exec_protect). */
 	put(dfd, "s.slice/a.service/memory.events", "low 0\nhigh 0\noom 0\nexec_protect_breach 3\n");
-	put(dfd, "s.slice/a.service/memory.stat", "anon 0\nfile 4096\nexec_protect_kept 1048576\n");
+	put(dfd, "s.slice/a.service/memory.stat", "anon 0\nfile 4096\nexec_protect_usage 1048576\n");
 	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/a.service", &bound, &where), 0);
 	CHECK_STREQ(where, "/s.slice");
 	free(where);
@@ -113,8 +113,8 @@ static void test_effective(void)
 	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/a.service", &bound, &where), -EINVAL);
 	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/none", &bound, &where), -ENOENT);
 	CHECK_EQ_INT(read_exec_protect_effective(dfd, "/s.slice/../x", &bound, &where), -ENOENT);
-	CHECK(read_cgroup_exec_kept(dfd, "/s.slice/a.service") == 1048576);
-	CHECK(read_cgroup_exec_kept(dfd, "/s.slice") == STAT_UNKNOWN);
+	CHECK(read_cgroup_exec_usage(dfd, "/s.slice/a.service") == 1048576);
+	CHECK(read_cgroup_exec_usage(dfd, "/s.slice") == STAT_UNKNOWN);
 	CHECK(exec_protect_is_off("0\n") && exec_protect_is_off("0") && !exec_protect_is_off("max\n") &&
 	      !exec_protect_is_off("4096\n") && !exec_protect_is_off("01"));
 	CHECK_EQ_INT(read_cgroup_breaches(dfd, "/s.slice/a.service"), 3);

@@ -18,6 +18,12 @@
 #define ID64 "3f2a1b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708"
 #define SCOPE "/machine.slice/libpod-" ID64 ".scope"
 
+/* A cgroup path relative to the root fd the test opened. */
+static const char *rel(const char *path)
+{
+	return path + 1;
+}
+
 static int parse(struct policy *p, const char *text)
 {
 	int r = policy_parse_buffer(p, "t.conf", text, strlen(text));
@@ -167,11 +173,11 @@ static void test_table(void)
 	rfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	sfd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHECK(mkdirat(rfd, "machine.slice", 0755) == 0);
-	CHECK(mkdirat(rfd, SCOPE + 1, 0755) == 0);
-	CHECK(mkdirat(rfd, SCOPE "/container" + 1, 0755) == 0);
-	put(rfd, SCOPE "/cgroup.events" + 1, "populated 1\nfrozen 0\n");
-	put(rfd, SCOPE "/cgroup.procs" + 1, "");
-	put(rfd, SCOPE "/container/cgroup.procs" + 1, "101\n102\n");
+	CHECK(mkdirat(rfd, rel(SCOPE), 0755) == 0);
+	CHECK(mkdirat(rfd, rel(SCOPE "/container"), 0755) == 0);
+	put(rfd, rel(SCOPE "/cgroup.events"), "populated 1\nfrozen 0\n");
+	put(rfd, rel(SCOPE "/cgroup.procs"), "");
+	put(rfd, rel(SCOPE "/container/cgroup.procs"), "101\n102\n");
 	CHECK(sd_event_new(&e) >= 0);
 	CHECK_EQ_INT(containers_new(e, root, rfd, sfd, on_decide, NULL, &c), 0);
 
@@ -243,14 +249,14 @@ static void test_table(void)
 	CHECK(faccessat(sfd, "containers/c-0000000000000001", F_OK, 0) < 0);
 
 	/* the cgroup empties: forgotten, record removed */
-	put(rfd, SCOPE "/cgroup.events" + 1, "populated 0\nfrozen 0\n");
+	put(rfd, rel(SCOPE "/cgroup.events"), "populated 0\nfrozen 0\n");
 	run_loop_once(e);
 	CHECK_EQ_INT(containers_count(c), 0);
 	snprintf(cmd, sizeof(cmd), "test -z \"$(ls %s/containers)\"", state);
 	CHECK_EQ_INT(system(cmd), 0);
 
 	/* asking "no" for a kept container forgets it */
-	put(rfd, SCOPE "/cgroup.events" + 1, "populated 1\n");
+	put(rfd, rel(SCOPE "/cgroup.events"), "populated 1\n");
 	CHECK_EQ_INT(containers_protect(c, &p.daemon, SCOPE, "yes", &l, &summary, &why), 1);
 	free(summary);
 	CHECK_EQ_INT(containers_protect(c, &p.daemon, SCOPE, "no", &l, &summary, &why), 0);

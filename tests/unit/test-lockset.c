@@ -75,6 +75,40 @@ static uint64_t locked_of(struct lockset *ls, uint64_t ino)
 	return sum;
 }
 
+/* Which pages of a process's mapping count as used: present file pages,
+ * never its anonymous copies. */
+static void test_pagemap_selection(void)
+{
+	static const struct {
+		uint64_t entry;
+		bool used;
+	} rows[] = {
+		{ 0, false },					/* not present */
+		{ (1ULL << 63) | (1ULL << 61) | 0x1234, true }, /* the file's page */
+		{ (1ULL << 63) | 0x1234, false },		/* copied on write: anonymous */
+		{ (1ULL << 63) | (1ULL << 61) | (1ULL << 56), true }, /* exclusively mapped file page */
+		{ (1ULL << 62) | 0x5, false },			/* swapped anonymous */
+		{ (1ULL << 61), false },			/* file bit without present */
+		{ (1ULL << 63) | (1ULL << 61) | (1ULL << 55), true }, /* soft-dirty */
+	};
+	uint64_t e[ELEMENTSOF(rows)];
+	unsigned char mapped[ELEMENTSOF(rows) + 1];
+
+	for (size_t i = 0; i < ELEMENTSOF(rows); i++)
+		e[i] = rows[i].entry;
+	memset(mapped, 0, sizeof(mapped));
+	mapped[ELEMENTSOF(rows)] = 7; /* never written past n */
+	lock_pages_from_pagemap(e, ELEMENTSOF(rows), mapped);
+	for (size_t i = 0; i < ELEMENTSOF(rows); i++)
+		CHECK_EQ_INT(mapped[i], rows[i].used);
+	CHECK_EQ_INT(mapped[ELEMENTSOF(rows)], 7);
+	/* OR'ed across processes: a page one process uses stays used. */
+	e[2] = (1ULL << 63) | (1ULL << 61);
+	lock_pages_from_pagemap(e, ELEMENTSOF(rows), mapped);
+	CHECK_EQ_INT(mapped[2], 1);
+	CHECK_EQ_INT(mapped[0], 0);
+}
+
 static void test_key_alignment(void)
 {
 	struct lock_key k;
@@ -422,7 +456,168 @@ static void test_failed_once(void)
 /* Random operations against invariants: references add up, budgets and
  * ceilings hold after every plan, locked pages are resident, everything
  * is freed at the end. Deterministic (fixed seed). */
-static void test_random(void)
+/* Per-request helpers: what an exited process mapped stays its unit's
+ * for the keep time, behind every mapped range in the plan, least
+ * recently used given up first; a policy release keeps nothing. */
+static void test_keep(void)
+{
+	struct lockset *ls;
+	struct lock_mapping svc[2] = { M(1, 0, 10, "/usr/sbin/svc"), M(100, 0, 10, "/lib/libc.so") };
+	struct lock_mapping sh[2] = { M(2, 0, 6, "/bin/sh"), M(100, 0, 10, "/lib/libc.so") };
+	struct lock_mapping cmd = M(3, 0, 4, "/usr/bin/cmd");
+	struct lock_mapping other = M(4, 0, 4, "/usr/bin/other");
+	struct lockset_totals t;
+	struct lock_unit *u;
+	size_t *order, n;
+
+	n_freed = 0;
+	CHECK(lockset_new(PAGE, &ops, NULL, &ls) == 0);
+	lockset_set_keep(ls, 600 * 1000000ull);
+	lockset_set_now(ls, 1000);
+	CHECK(lockset_process_set(ls, 10, "web", 0, svc, 2) == 2);
+	/* A request: a shell, which execs a command (same pid, new image). */
+	CHECK(lockset_process_set(ls, 11, "web", 0, sh, 2) == 1);
+	open_all(ls, 100);
+	lockset_set_now(ls, 2000);
+	CHECK(lockset_process_set(ls, 11, "web", 0, &cmd, 1) == 1);
+	open_all(ls, 100);
+	/* sh is kept (its unit still exists with the service). */
+	CHECK(lockset_find_range(ls, &sh[0].key) != NULL);
+	CHECK(lockset_find_range(ls, &sh[0].key)->n_pids == 0);
+	CHECK(lockset_find_range(ls, &sh[0].key)->units[0].kept_usec == 2000);
+	CHECK(lockset_find_range(ls, &sh[1].key)->n_pids == 1); /* libc: the service maps it */
+	lockset_set_now(ls, 3000);
+	CHECK(lockset_process_exit(ls, 11) == 1);
+	CHECK(lockset_find_range(ls, &cmd.key)->n_pids == 0);
+	CHECK(n_freed == 0);
+	u = lockset_find_unit(ls, "web");
+	CHECK(u && u->n_pids == 1 && u->n_kept == 2);
+
+	/* The plan: mapped first, then kept, the most recent (cmd) first. */
+	CHECK(lockset_hot_order(ls, &order, &n) == 0);
+	CHECK(n == 4);
+	CHECK(lockset_range(ls, order[0])->n_pids > 0 && lockset_range(ls, order[1])->n_pids > 0);
+	CHECK(lockset_range(ls, order[2])->key.ino == 3);
+	CHECK(lockset_range(ls, order[3])->key.ino == 2);
+	free(order);
+	/* A unit cap with room for the service and the newest only. */
+	CHECK(lockset_process_set(ls, 10, "web", 24 * PAGE, svc, 2) == 0);
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK(locked_of(ls, 1) == 10 * PAGE && locked_of(ls, 100) == 10 * PAGE);
+	CHECK(locked_of(ls, 3) == 4 * PAGE);
+	CHECK(locked_of(ls, 2) == 0);
+	CHECK(lockset_find_range(ls, &sh[0].key)->refusal == LOCK_REFUSAL_UNIT);
+	lockset_totals(ls, &t);
+	CHECK(t.n_kept == 2 && t.kept_locked == 4 * PAGE);
+
+	/* Run again: the kept range comes back to life, then is kept anew. */
+	lockset_set_now(ls, 5000);
+	CHECK(lockset_process_set(ls, 12, "web", 0, &sh[0], 1) == 0);
+	CHECK(lockset_find_range(ls, &sh[0].key)->n_pids == 1 && u->n_kept == 1);
+	lockset_set_now(ls, 6000);
+	CHECK(lockset_process_exit(ls, 12) == 1);
+	CHECK(lockset_find_range(ls, &sh[0].key)->units[0].kept_usec == 6000 && u->n_kept == 2);
+
+	/* A release by the policy keeps nothing. */
+	CHECK(lockset_process_set(ls, 13, "web", 0, &other, 1) == 1);
+	CHECK(lockset_process_remove(ls, 13) == 1);
+	CHECK(lockset_find_range(ls, &other.key) == NULL && n_freed == 1);
+
+	/* Expiry: cmd (kept at 3000) goes 600 s later, sh (6000) not yet. */
+	CHECK(lockset_expire(ls, 3000 + 600 * 1000000ull - 1) == 0);
+	CHECK(lockset_expire(ls, 3000 + 600 * 1000000ull) == 1);
+	CHECK(lockset_find_range(ls, &cmd.key) == NULL && n_freed == 2);
+	CHECK(lockset_find_range(ls, &sh[0].key) != NULL);
+
+	/* The unit outlives its processes while it keeps something. */
+	CHECK(lockset_process_exit(ls, 10) == 1);
+	CHECK(lockset_find_unit(ls, "web") != NULL && lockset_n_processes(ls) == 0);
+	lockset_totals(ls, &t);
+	CHECK(t.n_kept == 3 && t.n_ranges == 3);
+	/* Keep 0: everything kept goes at the next expiry, unit too. */
+	lockset_set_keep(ls, 0);
+	CHECK(lockset_expire(ls, 7000) == 3);
+	CHECK(lockset_n_ranges(ls) == 0 && lockset_n_units(ls) == 0 && n_freed == 5);
+	/* Without a keep time, an exit drops at once. */
+	CHECK(lockset_process_set(ls, 14, "web", 0, &cmd, 1) == 1);
+	CHECK(lockset_process_exit(ls, 14) == 1);
+	CHECK(lockset_n_ranges(ls) == 0 && lockset_n_units(ls) == 0);
+	lockset_free(ls);
+}
+
+/* A helper's pages of a library the service maps too stay used after
+ * the helper exits, for the keep time: page by page. */
+static void test_keep_pages(void)
+{
+	struct lockset *ls;
+	struct lock_mapping libc = M(100, 0, 10, "/lib/libc.so");
+	unsigned char resident[10], used[10];
+	struct lock_range *r;
+
+	CHECK(lockset_new(PAGE, NULL, NULL, &ls) == 0);
+	lockset_set_keep(ls, 1000);
+	lockset_set_now(ls, 10);
+	CHECK(lockset_process_set(ls, 1, "web", 0, &libc, 1) == 1);
+	CHECK(lockset_process_set(ls, 2, "web", 0, &libc, 1) == 0);
+	r = lockset_find_range(ls, &libc.key);
+	CHECK(lockset_range_opened(ls, r) == 0);
+	for (int i = 0; i < 10; i++) {
+		resident[i] = 1;
+		used[i] = i < 8; /* the service 0-3, the helper 4-7; 8, 9 read-ahead */
+	}
+	lockset_range_update_used(r, resident, used);
+	CHECK_EQ_INT(r->n_resident, 8);
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK_EQ_INT(r->n_locked, 8);
+	/* A later look at the service with the same set keeps nothing. */
+	CHECK(lockset_process_set(ls, 1, "web", 0, &libc, 1) == 0);
+	CHECK_EQ_INT(r->pages_kept_usec, 0);
+	/* The helper exits: its pages stay used while resident. */
+	lockset_set_now(ls, 20);
+	CHECK(lockset_process_exit(ls, 2) == 1);
+	CHECK_EQ_INT(r->pages_kept_usec, 20);
+	for (int i = 0; i < 10; i++)
+		used[i] = i < 4;
+	lockset_range_update_used(r, resident, used);
+	CHECK_EQ_INT(r->n_resident, 8);
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK_EQ_INT(r->n_locked, 8);
+	/* A kept page that left the page cache is kept no more. */
+	resident[7] = 0;
+	lockset_range_update_used(r, resident, used);
+	resident[7] = 1;
+	lockset_range_update_used(r, resident, used);
+	CHECK_EQ_INT(r->n_resident, 7);
+	/* After the keep time only what the service uses counts. */
+	CHECK(lockset_expire(ls, 20 + 999) == 0);
+	lockset_range_update_used(r, resident, used);
+	CHECK_EQ_INT(r->n_resident, 7);
+	CHECK(lockset_expire(ls, 20 + 1000) == 0);
+	CHECK_EQ_INT(r->pages_kept_usec, 0);
+	lockset_range_update_used(r, resident, used);
+	CHECK_EQ_INT(r->n_resident, 4);
+	lockset_plan(ls, 0);
+	apply(ls);
+	CHECK_EQ_INT(r->n_locked, 4);
+	/* Keep 0: an exit keeps no page. */
+	lockset_set_keep(ls, 0);
+	CHECK(lockset_process_set(ls, 3, "web", 0, &libc, 1) == 0);
+	for (int i = 0; i < 10; i++)
+		used[i] = 1;
+	lockset_range_update_used(r, resident, used);
+	CHECK(lockset_process_exit(ls, 3) == 1);
+	CHECK_EQ_INT(r->pages_kept_usec, 0);
+	for (int i = 0; i < 10; i++)
+		used[i] = i < 4;
+	lockset_range_update_used(r, resident, used);
+	CHECK_EQ_INT(r->n_resident, 4);
+	lockset_free(ls);
+}
+
+static void random_run(bool keep)
 {
 	static const char *const units[] = { "u0", "u1", "u2", "u3" };
 	struct lockset *ls;
@@ -431,10 +626,15 @@ static void test_random(void)
 
 	n_freed = 0;
 	CHECK(lockset_new(PAGE, &ops, NULL, &ls) == 0);
+	if (keep)
+		lockset_set_keep(ls, 50 * 100000);
 	for (int step = 0; step < 3000; step++) {
 		unsigned op = rand_r(&seed) % 10;
 		pid_t pid = 1 + (pid_t)(rand_r(&seed) % 12);
 
+		lockset_set_now(ls, (uint64_t)step * 100000);
+		if (keep && rand_r(&seed) % 4 == 0)
+			lockset_expire(ls, (uint64_t)step * 100000);
 		if (op < 5) {
 			struct lock_mapping m[6];
 			size_t n = rand_r(&seed) % 6;
@@ -450,7 +650,10 @@ static void test_random(void)
 				created += (unsigned)r;
 			open_all(ls, rand_r(&seed) % 13);
 		} else if (op < 7) {
-			lockset_process_remove(ls, pid);
+			if (rand_r(&seed) % 2)
+				lockset_process_exit(ls, pid);
+			else
+				lockset_process_remove(ls, pid);
 		} else if (op < 8) {
 			lockset_pressure_give_back(ls, (uint64_t)step * 100000, (uint64_t)(rand_r(&seed) % 20) * PAGE);
 		} else if (op < 9) {
@@ -469,7 +672,15 @@ static void test_random(void)
 				continue;
 			for (size_t p = 0; p < r->n_pages; p++)
 				vec[p] = (r->pages[p] & LOCK_PAGE_LOCKED) || rand_r(&seed) % 2;
-			lockset_range_update_resident(r, vec);
+			if (rand_r(&seed) % 2) {
+				lockset_range_update_resident(r, vec);
+			} else {
+				unsigned char used[16];
+
+				for (size_t p = 0; p < r->n_pages; p++)
+					used[p] = rand_r(&seed) % 2;
+				lockset_range_update_used(r, vec, used);
+			}
 		}
 		{
 			uint64_t cap = rand_r(&seed) % 2 ? 0 : (uint64_t)(rand_r(&seed) % 60) * PAGE;
@@ -486,19 +697,35 @@ static void test_random(void)
 			for (size_t i = 0; i < lockset_n_units(ls); i++) {
 				struct lock_unit *u = lockset_unit(ls, i);
 
+				size_t kept = 0;
+
 				if (u->cap)
 					CHECK(u->charged <= u->cap);
 				CHECK(u->charged <= u->ceiling);
 				sum_pids += u->n_pids;
+				for (size_t k = 0; k < lockset_n_ranges(ls); k++) {
+					struct lock_range *r = lockset_range(ls, k);
+
+					for (size_t j = 0; j < r->n_units; j++)
+						kept += r->units[j].unit == u && r->units[j].n_pids == 0;
+				}
+				CHECK(kept == u->n_kept);
+				CHECK(u->n_pids > 0 || u->n_kept > 0);
 			}
 			CHECK(sum_pids == lockset_n_processes(ls));
 			for (size_t i = 0; i < lockset_n_ranges(ls); i++) {
 				struct lock_range *r = lockset_range(ls, i);
-				size_t per_unit = 0;
+				size_t per_unit = 0, live = 0;
 
-				for (size_t k = 0; k < r->n_units; k++)
+				for (size_t k = 0; k < r->n_units; k++) {
 					per_unit += r->units[k].n_pids;
-				CHECK(per_unit == r->n_pids && r->n_pids > 0);
+					live += r->units[k].n_pids > 0;
+				}
+				CHECK(per_unit == r->n_pids && r->n_units > 0);
+				CHECK(live == r->n_live_units);
+				CHECK(keep || r->n_pids > 0);
+				for (size_t p = 0; p < r->n_pages; p++)
+					CHECK(keep || !(r->pages[p] & LOCK_PAGE_KEPT));
 				if (!r->admitted)
 					CHECK(r->n_locked == 0);
 			}
@@ -506,9 +733,17 @@ static void test_random(void)
 	}
 	for (pid_t pid = 1; pid <= 12; pid++)
 		lockset_process_remove(ls, pid);
+	lockset_set_keep(ls, 0);
+	lockset_expire(ls, UINT64_MAX);
 	CHECK(lockset_n_ranges(ls) == 0 && lockset_n_units(ls) == 0 && lockset_n_processes(ls) == 0);
 	CHECK(n_freed == created);
 	lockset_free(ls);
+}
+
+static void test_random(void)
+{
+	random_run(false);
+	random_run(true);
 }
 
 static void test_memlimit(void)
@@ -566,6 +801,6 @@ static void test_psi_format(void)
 	}
 }
 
-TEST_MAIN(test_key_alignment, test_refcount_shared, test_same_unit_counts_once, test_replaced_file,
-	  test_budgets, test_growth_and_runs, test_pressure, test_unit_pressure, test_failed_once,
+TEST_MAIN(test_pagemap_selection, test_key_alignment, test_refcount_shared, test_same_unit_counts_once, test_replaced_file,
+	  test_budgets, test_keep, test_keep_pages, test_growth_and_runs, test_pressure, test_unit_pressure, test_failed_once,
 	  test_random, test_memlimit, test_memcg1_parse, test_psi_format)

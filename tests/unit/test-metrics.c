@@ -157,8 +157,8 @@ static void test_golden(void)
 		"# TYPE execguard_unit_exec_protect_bound_bytes gauge\n"
 		"execguard_unit_exec_protect_bound_bytes{unit=\"a.service\"} +Inf\n"
 		"execguard_unit_exec_protect_bound_bytes{unit=\"b.service\"} 1048576\n"));
-	CHECK(out && strstr(out, "execguard_unit_exec_protect_kept_bytes{unit=\"a.service\"} 4096\n"));
-	CHECK(out && !strstr(out, "execguard_unit_exec_protect_kept_bytes{unit=\"b.service\"}"));
+	CHECK(out && strstr(out, "execguard_unit_exec_protect_usage_bytes{unit=\"a.service\"} 4096\n"));
+	CHECK(out && !strstr(out, "execguard_unit_exec_protect_usage_bytes{unit=\"b.service\"}"));
 	CHECK(out && strstr(out, "execguard_unit_major_faults_total{unit=\"a.service\"} 7\n"));
 	CHECK(out && out[strlen(out) - 1] == '\n');
 }

@@ -192,9 +192,35 @@ vmlck() { awk '/^VmLck:/ { print $2 * 1024 }' "/proc/$DRV_PID/status"; }
 # The driver's VmLck taken with the last dump (no race with its timers).
 dump_vmlck() { field "$(grep '^driver ' "$W/dump")" vmlck; }
 
-# resident_of PID PATH: bytes of PATH's exec mappings in the page cache
-resident_of() { "$W/resident" "$1" | awk -v p="path=$2" '$4 == p { sub("resident=", "", $2); s += $2 } END { print s + 0 }'; }
-length_of() { "$W/resident" "$1" | awk -v p="path=$2" '$4 == p { sub("length=", "", $3); s += $3 } END { print s + 0 }'; }
+# image_sum PID PATH FIELD [PERMS]: FIELD (resident, length, used) of
+# resident.c summed over PATH's mappings in PID, when one of them is
+# executable (the whole image, as the daemon takes it; 0 for a file only
+# mapped for data); PERMS (a regex, "r-x") limits it to such mappings.
+image_sum() {
+	"$W/resident" "$1" | awk -v p="path=$2" -v f="$3" -v want="^perms=${4:-...}" '
+		$4 == p { n++; line[n] = $0; if ($5 ~ /^perms=..x/) x = 1 }
+		END {
+			for (i = 1; x && i <= n; i++) {
+				k = split(line[i], a, " ")
+				if (a[5] !~ want) continue
+				for (j = 1; j <= k; j++) if (index(a[j], f "=") == 1) s += substr(a[j], length(f) + 2)
+			}
+			print s + 0
+		}'
+}
+# resident_of PID PATH: bytes of PATH's image in the page cache (mincore)
+resident_of() { image_sum "$1" "$2" resident; }
+length_of() { image_sum "$1" "$2" length; }
+# used_of PID PATH [PERMS]: of those, what PID maps as the file's pages
+used_of() { image_sum "$1" "$2" used "${3:-}"; }
+# file_resident PATH: bytes of the whole file in the page cache
+file_resident() { "$W/resident" --file "$1" | sed -n 's/^resident=\([0-9]*\) .*/\1/p'; }
+# range_lines PATH [PROT-REGEX]: the dump's range lines of PATH
+range_lines() { grep "^range .* prot=${2:-....}[^ ]* .*path=$1\( \|$\)" "$W/dump"; }
+# range_sum PATH PROT-REGEX FIELD: FIELD summed over those lines
+range_sum() {
+	range_lines "$1" "$2" | tr ' ' '\n' | sed -n "s/^$3=//p" | awk '{ s += $1 } END { print s + 0 }'
+}
 
 lk_finish() {
 	# The driver must end cleanly: no sanitizer report, no leak.

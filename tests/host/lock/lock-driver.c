@@ -4,6 +4,7 @@
  * proc connector or systemd:
  *
  *   protect PID UNIT [LOCKBUDGET]  protect() with the process's current maps
+ *                                  (its whole images, as the manager reads them)
  *   rescan                         protect() again for every known process
  *   recheck                        the re-check timer's work, now
  *   release PID                    release()
@@ -133,7 +134,7 @@ static int protect_one(struct proc *p)
 	struct protect_target t;
 	int r;
 
-	r = maps_read(p->proc_fd, &d.use_query, &maps);
+	r = maps_read_select(p->proc_fd, &d.use_query, MAPS_IMAGES, &maps);
 	if (r < 0) {
 		exec_mappings_clear(&maps);
 		free(maps.items);

@@ -95,9 +95,9 @@ bound_in_status() {
 	execguardctl --json status | python3 -c '
 import json, sys
 units = json.load(sys.stdin)["units"]
-sys.exit(0 if any(u["unit"] == "eg-web.service" and u["state"].startswith("memory.exec_protect=16.0M, kept ") for u in units) else 1)'
+sys.exit(0 if any(u["unit"] == "eg-web.service" and u["state"].startswith("memory.exec_protect=16.0M, covers ") for u in units) else 1)'
 }
-check "execguardctl status: STATE memory.exec_protect=16.0M, kept ..." bound_in_status
+check "execguardctl status: STATE memory.exec_protect=16.0M, covers ..." bound_in_status
 bound_in_status || execguardctl --json status | sed 's/^/E2E:   /' | head -n 20
 sed -i '/^ExecProtectLimit=/d' /etc/systemd/system/eg-web.service.d/execguard.conf
 systemctl daemon-reload

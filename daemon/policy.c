@@ -491,18 +491,29 @@ static bool start_pieces(struct parse_state *st, const char *l, size_t len)
 	return true;
 }
 
-/* Whether the line is not UTF-8 (then reported). Names are bytes to
- * the kernel, but a policy is text: a name with other bytes is matched
- * with ? or *. */
-static bool bad_utf8(struct parse_state *st, const struct ini_line *il)
+/* Whether the line is not UTF-8 or holds a byte order mark (then
+ * reported). Names are bytes to the kernel, but a policy is text: a
+ * name with other bytes is matched with ? or *. */
+static bool bad_text(struct parse_state *st, const struct ini_line *il)
 {
 	size_t bad = utf8_invalid_at(il->text, il->len);
+	const char *bom;
 
-	if (bad == il->len)
+	if (bad != il->len) {
+		st->error = policy_add_error(st->p, st->file, st->line,
+					     "not valid UTF-8 (byte \\x%02x at column %zu); match a name with such bytes with ? or *",
+					     (unsigned char)il->text[bad], (size_t)(il->text - il->raw) + bad + 1);
+		return true;
+	}
+	/* U+FEFF is valid UTF-8, but not where a name or key is: say what it
+	 * is rather than letting it make an unknown key or a name that never
+	 * matches (an editor's, or two files concatenated). */
+	bom = memmem(il->text, il->len, "\xef\xbb\xbf", 3);
+	if (!bom)
 		return false;
 	st->error = policy_add_error(st->p, st->file, st->line,
-				     "not valid UTF-8 (byte \\x%02x at column %zu); match a name with such bytes with ? or *",
-				     (unsigned char)il->text[bad], (size_t)(il->text - il->raw) + bad + 1);
+				     "a UTF-8 byte order mark (U+FEFF) at column %zu; one is allowed only as the first bytes of a file",
+				     (size_t)(bom - il->raw) + 1);
 	return true;
 }
 
@@ -543,7 +554,7 @@ static char *read_line(char *str, int num, void *stream)
 		if (!st->unit_mode || st->section == SECTION_UNIT)
 			st->error = policy_add_error(st->p, st->file, st->line, "NUL byte in line");
 	} else if (il.kind == INI_SECTION) {
-		if (!st->unit_mode && bad_utf8(st, &il)) {
+		if (!st->unit_mode && bad_text(st, &il)) {
 			section_reset(st, SECTION_INVALID);
 			pass = false;
 		} else {
@@ -552,8 +563,12 @@ static char *read_line(char *str, int num, void *stream)
 		}
 	} else if (st->unit_mode && st->section != SECTION_UNIT) {
 		pass = false;
-	} else if (bad_utf8(st, &il)) {
+	} else if (bad_text(st, &il)) {
 		pass = false;
+		/* "\xef\xbb\xbf[Daemon]" (two files concatenated): a header all
+		 * the same, bad, so that its keys do not cascade into errors. */
+		if (len > 3 && !memcmp(l, "\xef\xbb\xbf[", 4))
+			section_reset(st, SECTION_INVALID);
 	} else if ((len > LINE_MAX_BYTES || len >= (size_t)num - 1) && start_pieces(st, l, len)) {
 		char *piece = next_piece(st, str, num);
 
@@ -949,8 +964,9 @@ int policy_parse_buffer(struct policy *p, const char *file, const char *buf, siz
 	r = parse_common(&st);
 	if (r < 0)
 		return r;
-	/* Allowed, but rarely meant: a rule without a Match key. */
-	for (size_t i = rules_before; i < p->n_rules; i++) {
+	/* Allowed, but rarely meant: a rule without a Match key. Not said
+	 * when the file has errors: its Match line may be the bad one. */
+	for (size_t i = rules_before; p->n_errors == before && i < p->n_rules; i++) {
 		const struct rule *rule = &p->rules[i];
 
 		if (!rule->match_unit && !rule->match_cgroup && !rule->match_exe &&

@@ -592,6 +592,14 @@ static void test_encoding(void)
 	policy_done(&p);
 	/* Only at the start. */
 	CHECK_EQ_INT(parse(&p, "[Daemon]\n\xef\xbb\xbf" "Backend=lock\n"), 1);
+	CHECK(has_error(&p, 2, "byte order mark (U+FEFF) at column 1"));
+	policy_done(&p);
+	/* Two (files concatenated), and in a name, where it would never match. */
+	CHECK_EQ_INT(parse(&p, "\xef\xbb\xbf\xef\xbb\xbf" "[Daemon]\nBackend=lock\n"), 1);
+	CHECK(has_error(&p, 1, "byte order mark (U+FEFF) at column 1"));
+	policy_done(&p);
+	CHECK_EQ_INT(parse(&p, "[Rule a]\nMatchUnit=a.service\xef\xbb\xbf\n"), 1);
+	CHECK(has_error(&p, 2, "byte order mark (U+FEFF) at column 20"));
 	policy_done(&p);
 	/* Units' sections too. */
 	policy_init(&p);

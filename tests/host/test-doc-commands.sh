@@ -6,7 +6,8 @@
 # (exit 0) and print what it is documented to. Only what names this
 # machine is replaced: a PID by the protected process's, a unit file
 # under /etc/systemd/system by one written from the documentation's own
-# example of it, and check-config reads a policy of the test's.
+# example of it, a unit segments asks systemd about by its cgroup, and
+# check-config reads a policy of the test's.
 . "$(dirname "$0")/bus/lib-bus.sh"
 bus_test_init
 command -v jq > /dev/null || skip "jq is not installed (tools/deps.sh test)"
@@ -48,6 +49,10 @@ while IFS=$'\t' read -r where cmd; do
 	run=$cmd
 	# a PID of the documentation's (1234, 156) -> the protected one
 	run=$(sed -E "s/(explain) [0-9]+/\\1 $pid/" <<< "$run")
+	# segments UNIT asks systemd for the unit's cgroup; no systemd on
+	# this private bus: the same processes named by that cgroup
+	# (host-segments checks the rest of segments)
+	run=${run/segments $U/segments --cgroup=/$S/$U}
 	for path in $(grep -oE '/etc/systemd/system/[^ ]+' <<< "$run"); do
 		run=${run//"$path"/"$(unit_file "$path")"}
 	done
@@ -61,6 +66,7 @@ while IFS=$'\t' read -r where cmd; do
 	*" explain "*) grep -q "decision: *protect, decided by web" <<< "$out" || fail_later "$where: '$cmd': $out" ;;
 	*" check-config "*) grep -q "^policy OK: .*1 unit file with \[X-ExecGuard\] OK" <<< "$out" || fail_later "$where: '$cmd': $out" ;;
 	*"--json libs | jq"*) jq -e 'type == "array"' <<< "$out" > /dev/null || fail_later "$where: '$cmd': $out" ;;
+	*"--json segments "*"| jq .totals"*) jq -e '.images >= 1' <<< "$out" > /dev/null || fail_later "$where: '$cmd': no image of $U's sleep: $out" ;;
 	esac
 	echo "ok: $where: $cmd"
 done <<< "$(python3 "$SRC/tests/doc-examples.py" commands "$SRC/README.md" "$SRC"/docs/*.md "$SRC"/man/*.scd)"

@@ -3,11 +3,14 @@
  * second for SECONDS, paced on absolute deadlines, reaping as it goes.
  * Prints the rate it achieved, which a slow or busy machine may keep below
  * RATE: then it runs on until it has started RATE * SECONDS programs, or
- * with -t stops at SECONDS and says how many it started of those. */
+ * with -t stops at SECONDS and says how many it started of those. Then
+ * the CPU one fork+exec cost on this machine: its own and its children's
+ * (user and system, getrusage()) over the programs started. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,5 +82,15 @@ int main(int argc, char **argv)
 	if (late)
 		printf("; stopped at %.0f s, %ld of %ld started", seconds, n, target);
 	printf(")\n");
+	{
+		struct rusage self, kids;
+		double us;
+
+		getrusage(RUSAGE_SELF, &self);
+		getrusage(RUSAGE_CHILDREN, &kids);
+		us = (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec + kids.ru_stime.tv_sec) * 1e6 +
+		     (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec + kids.ru_utime.tv_usec + kids.ru_stime.tv_usec);
+		printf("execload: %ld execs, %.1f us CPU per fork+exec (itself and its children)\n", n, n ? us / (double)n : 0);
+	}
 	return 0;
 }

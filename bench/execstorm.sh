@@ -1,16 +1,29 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The daemon under an exec storm: short-lived processes at rising rates
-# in a protected cgroup, with long-lived ones started among them. Per
-# backend and rate: exec-to-decision p50/p99, events lost (overflows),
-# long-lived processes missed after recovery, daemon CPU per exec event,
-# resident memory. Then the polling baseline (a prelockd-style /proc scan).
+# in a cgroup, with long-lived ones started among them. Per mode and rate:
+# exec-to-decision p50/p99, events lost (overflows), long-lived processes
+# missed after recovery, the daemon's CPU per exec, and that CPU as a
+# share of what one fork+exec costs on the same machine (the load
+# generator's own CPU and its children's, per exec), resident memory.
+# Then the polling baseline (a prelockd-style /proc scan).
+# The modes (each a policy for the storm's cgroup):
+#   push      Backend=kernel, MatchCgroup= only: the cgroup is protected
+#             as a whole, the daemon does not listen to execs at all
+#   exe       Backend=kernel, a rule with MatchExe= for the cgroup: every
+#             exec there is looked at (its executable read)
+#   elsewhere Backend=kernel, a MatchExe= rule for another cgroup: an exec
+#             here costs one read of /proc/PID/cgroup (known cgroup)
+#   lock      Backend=lock, MatchCgroup=: every process pinned and locked
+#   none      Backend=none, MatchExe=: decided and reported only
 #
-# Usage (as root): bench/execstorm.sh [-r RATES] [-s SECONDS] [-b BACKENDS] [-B BUILDDIR]
+# Usage (as root): bench/execstorm.sh [-r RATES] [-s SECONDS] [-b MODES] [-d DAEMON] [-B BUILDDIR]
 #   -r RATES     exec rates to ask of the load generator, per second
 #                (default "250 500 1000 2000 4000")
 #   -s SECONDS   seconds of load per rate (default 5)
-#   -b BACKENDS  daemon backends (default "none kernel lock")
+#   -b MODES     modes, from the list above (default "push exe elsewhere lock")
+#   -d DAEMON    the execguardd binary to measure (default the build's; an
+#                older build, say, with this script and its load generator)
 #   -B BUILDDIR  meson build directory (default build/bench, release)
 #   -h           this help
 # The load generator (bench/execload) runs for SECONDS at most and reports
@@ -24,15 +37,17 @@ cd "$(dirname "$0")/.."
 top=$PWD
 rates="250 500 1000 2000 4000"
 seconds=5
-backends="none kernel lock"
+backends="push exe elsewhere lock"
 b="$top/build/bench"
+daemon_bin= daemon_opt=
 usage() { sed -n '3,/^set -eu/{/^set -eu/d;s/^# \{0,1\}//p}' "$0"; }
 [ "${1:-}" = --help ] && { usage; exit 0; }
-while getopts "r:s:b:B:h" o; do
+while getopts "r:s:b:d:B:h" o; do
 	case $o in
 	r) rates=$OPTARG ;;
 	s) seconds=$OPTARG ;;
 	b) backends=$OPTARG ;;
+	d) daemon_bin=$OPTARG daemon_opt=" -d $OPTARG" ;;
 	B) b=$OPTARG ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
@@ -42,6 +57,7 @@ done
 tools/deps.sh build
 [ -d "$b" ] || meson setup "$b" -Dbuildtype=release >/dev/null
 ninja -C "$b" >/dev/null
+daemon_bin=${daemon_bin:-$b/daemon/execguardd}
 cg2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
 [ -n "$cg2" ] || { echo "execstorm: no cgroup2 file system mounted" >&2; exit 1; }
 cg=execguard-bench-$$
@@ -139,7 +155,8 @@ mkdir "$cg2/$cg"
 mkdir -p "$T/cgroot/$cg" "$T/etc/execguard.d"
 echo 0 > "$T/cgroot/$cg/memory.exec_protect"
 
-# field NAME LINE: the number after NAME in a stats line
+# field NAME LINE: the number after NAME (an ERE) in a stats line, its
+# last match: "exec-to-decision p50", not the cgroups' "p50" after it
 field() { sed -E "s/.*$1 ([0-9.]+).*/\\1/" <<<"$2"; }
 stats() {
 	local before
@@ -153,22 +170,34 @@ stats() {
 }
 
 echo "execstorm: $(nproc) CPUs, kernel $(uname -r), $seconds s per rate"
-echo "command: bench/execstorm.sh -r \"$rates\" -s $seconds -b \"$backends\""
+echo "command: bench/execstorm.sh -r \"$rates\" -s $seconds -b \"$backends\"${daemon_opt}"
 short=()
-printf '\n%-7s %7s %7s %9s %9s %9s %6s %7s %7s %9s %8s %8s %8s %s\n' backend asked/s got/s p50_us p99_us max_us lost rescans missed cpu_us/ev rss_KiB pss_KiB anon_KiB load
-for backend in $backends; do
+printf '\n%-9s %7s %7s %9s %9s %9s %6s %7s %7s %8s %10s %9s %8s %8s %8s %s\n' mode asked/s got/s p50_us p99_us max_us lost rescans missed events cpu_us/exec fe_us/exec share rss_KiB anon_KiB load
+for mode in $backends; do
+	backend=kernel exe=
+	case $mode in
+	push) ;;
+	exe) exe="MatchExe=/usr/bin/sleep /bin/sleep" ;;
+	elsewhere) exe="MatchExe=/usr/bin/sleep" ;;
+	lock) backend=lock ;;
+	none) backend=none exe="MatchExe=/usr/bin/sleep /bin/sleep" ;;
+	*) echo "execstorm: unknown mode $mode (see --help)" >&2; exit 2 ;;
+	esac
+	target=/$cg
+	[ "$mode" = elsewhere ] && target=/$cg-elsewhere
 	for rate in $rates; do
 		cat > "$T/etc/execguard.conf" <<CONF
 [Daemon]
 Backend=$backend
 [Rule storm]
-MatchCgroup=/$cg
+MatchCgroup=$target
+$exe
 Protect=yes
 CONF
 		chmod -R go-w "$T/etc"
 		extra=()
 		[ "$backend" = kernel ] && extra=(--cgroup-root="$T/cgroot")
-		"$b/daemon/execguardd" -c "$T/etc/execguard.conf" --log-target=stderr "${extra[@]}" >"$T/log" 2>&1 &
+		"$daemon_bin" -c "$T/etc/execguard.conf" --log-target=stderr "${extra[@]}" >"$T/log" 2>&1 &
 		daemon=$!
 		for _ in $(seq 100); do grep -q "ready:" "$T/log" && break; sleep 0.05; done
 		grep -q "ready:" "$T/log" || { echo "execstorm: daemon did not start:"; cat "$T/log"; exit 1; }
@@ -213,28 +242,36 @@ CONF
 		sleep 2
 		s1=$(stats)
 		ev=$(( $(field "exec events" "$s1") - $(field "exec events" "$s0") ))
-		cpu=$(awk -v a="$(field cpu "$s0")" -v b="$(field cpu "$s1")" -v e="$ev" 'BEGIN{printf "%.1f", e ? (b-a)/e : 0}')
+		# per exec started (not per event heard: in push mode it hears none)
+		n=$(sed -nE 's/^execload: ([0-9]+) execs, .*/\1/p' "$T/load.out")
+		fe=$(sed -nE 's/^execload: .*, ([0-9.]+) us CPU per fork\+exec.*/\1/p' "$T/load.out")
+		cpu=$(awk -v a="$(field cpu "$s0")" -v b="$(field cpu "$s1")" -v e="${n:-0}" 'BEGIN{printf "%.1f", e ? (b-a)/e : 0}')
+		share=$(awk -v c="$cpu" -v f="${fe:-0}" 'BEGIN{ if (f > 0) printf "%.2f%%", 100 * c / f; else printf "?" }')
 		rss=$(awk '/^VmRSS/{print $2}' "/proc/$daemon/status")
-		# PSS shares the libraries' pages out among their users; RssAnon
-		# is the daemon's own memory.
-		pss=$(awk '/^Pss:/{print $2}' "/proc/$daemon/smaps_rollup")
+		# RssAnon is the daemon's own memory.
 		anon=$(awk '/^RssAnon/{print $2}' "/proc/$daemon/status")
 		prot=$(field "protected now" "$s1")
 		missed=$((20 - prot))
 		[ $missed -lt 0 ] && missed=0
+		# a cgroup protected as a whole (push) or processes not protected
+		# at all (elsewhere): nothing to miss per process
+		case $mode in
+		push) missed=-; [ "$(cat "$T/cgroot/$cg/memory.exec_protect")" = max ] || missed=cgroup ;;
+		elsewhere) missed=- ;;
+		esac
 		# the load generator may not reach the rate asked (a slow or
 		# busy machine): say so, the row is for the rate it reached
 		mark=ok
 		if [ -z "$got" ]; then
 			mark=FAILED
-			short+=("$backend $rate/s: the load generator failed; no rate measured")
+			short+=("$mode $rate/s: the load generator failed; no rate measured")
 		elif pct=$(awk -v g="$got" -v r="$rate" 'BEGIN{p = 100 * g / r; printf "%.0f", p; exit !(p < 90)}'); then
 			mark="SHORT:$pct%"
-			short+=("$backend $rate/s: load fell short: asked $rate/s, got $got/s ($pct%); this row's figures are for $got/s")
+			short+=("$mode $rate/s: load fell short: asked $rate/s, got $got/s ($pct%); this row's figures are for $got/s")
 		fi
-		printf '%-7s %7s %7s %9s %9s %9s %6s %7s %7s %9s %8s %8s %8s %s\n' "$backend" "$rate" "${got:-?}" \
-			"$(field p50 "$s1")" "$(field p99 "$s1")" "$(field max "$s1")" \
-			"$(field overflows "$s1")" "$(field "full rescans" "$s1")" "$missed" "$cpu" "$rss" "$pss" "$anon" "$mark"
+		printf '%-9s %7s %7s %9s %9s %9s %6s %7s %7s %8s %10s %9s %8s %8s %8s %s\n' "$mode" "$rate" "${got:-?}" \
+			"$(field "exec-to-decision p50" "$s1")" "$(field p99 "$s1")" "$(field "p99 [0-9]+ us max" "$s1")" \
+			"$(field overflows "$s1")" "$(field "full rescans" "$s1")" "$missed" "$ev" "$cpu" "${fe:-?}" "$share" "$rss" "$anon" "$mark"
 		stop_daemon
 		stop_started
 		empty_cgroup || { echo "execstorm: cannot empty $cg2/$cg" >&2; exit 1; }
@@ -253,5 +290,8 @@ for interval in 1 10 300; do
 	awk -v ms="$scan_ms" -v i="$interval" 'BEGIN{printf "  every %3d s: %.3f%% of a CPU, detection delay mean %.1f s, worst %d s\n", i, ms/10/i, i/2, i}'
 done
 echo "(p50/p99/max: exec-to-decision, from the kernel's exec timestamp to the daemon's decision;"
-echo " lost: connector overflows; missed: long-lived processes not protected after recovery, of 20;"
+echo " lost: connector overflows; missed: long-lived processes not protected after recovery, of 20"
+echo " ('-' where processes are not followed); events: exec events the daemon heard;"
+echo " cpu_us/exec: the daemon's CPU per exec started; fe_us/exec: one fork+exec's own CPU;"
+echo " share: cpu_us/exec as a share of fe_us/exec, the target under 1%;"
 echo " load: SHORT when the load generator reached less than 90% of the rate asked)"

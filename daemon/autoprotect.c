@@ -230,6 +230,51 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* The suffering units in order (ap->order), most in need first: each
+ * protected while its text fits in what is left of the budget, else
+ * reported over budget once per episode. */
+static int admit(struct autoprotect *ap, size_t n_cand, uint64_t left, uint64_t now_usec, autoprotect_cost_fn cost,
+		 void *userdata)
+{
+	int r;
+
+	for (size_t k = 0; k < n_cand; k++) {
+		struct ap_unit *u = ap->order[k];
+		uint64_t c = cost(userdata, u->key);
+		bool fits = c <= left;
+
+		/* No text: no process in it now (it exited, the cgroup stays):
+		 * nothing to protect; it is a candidate again next round. */
+		if (c == 0)
+			continue;
+
+		if (!fits && u->over_budget)
+			continue; /* said already in this episode */
+		r = add_decision(ap, &(struct autoprotect_decision){
+					     .key = u->key,
+					     .action = fits ? AUTOPROTECT_PROTECT : AUTOPROTECT_OVER_BUDGET,
+					     .rate = u->rate,
+					     .pressure_some = u->pressure,
+					     .span_usec = u->span_usec,
+					     .cost = c,
+					     .budget_left = left,
+				     });
+		if (r < 0)
+			return r;
+		if (!fits) {
+			u->over_budget = true;
+			continue;
+		}
+		left -= c;
+		u->over_budget = false;
+		u->protected_now = true;
+		u->since_usec = now_usec;
+		u->protected_rate = u->rate;
+		u->protected_pressure = u->pressure;
+	}
+	return 0;
+}
+
 int autoprotect_decide(struct autoprotect *ap, uint64_t now_usec, double system_pressure_some,
 		       const struct autoprotect_explicit *explicit_units, size_t n_explicit,
 		       autoprotect_cost_fn cost, void *userdata,
@@ -295,40 +340,9 @@ int autoprotect_decide(struct autoprotect *ap, uint64_t now_usec, double system_
 
 	qsort(ap->order, n_cand, sizeof(ap->order[0]), cmp_candidates);
 	left = ap->c.budget > used ? ap->c.budget - used : 0;
-	for (size_t k = 0; k < n_cand; k++) {
-		struct ap_unit *u = ap->order[k];
-		uint64_t c = cost(userdata, u->key);
-		bool fits = c <= left;
-
-		/* No text: no process in it now (it exited, the cgroup stays):
-		 * nothing to protect; it is a candidate again next round. */
-		if (c == 0)
-			continue;
-
-		if (!fits && u->over_budget)
-			continue; /* said already in this episode */
-		r = add_decision(ap, &(struct autoprotect_decision){
-					     .key = u->key,
-					     .action = fits ? AUTOPROTECT_PROTECT : AUTOPROTECT_OVER_BUDGET,
-					     .rate = u->rate,
-					     .pressure_some = u->pressure,
-					     .span_usec = u->span_usec,
-					     .cost = c,
-					     .budget_left = left,
-				     });
-		if (r < 0)
-			return r;
-		if (!fits) {
-			u->over_budget = true;
-			continue;
-		}
-		left -= c;
-		u->over_budget = false;
-		u->protected_now = true;
-		u->since_usec = now_usec;
-		u->protected_rate = u->rate;
-		u->protected_pressure = u->pressure;
-	}
+	r = admit(ap, n_cand, left, now_usec, cost, userdata);
+	if (r < 0)
+		return r;
 	*ret = ap->decisions;
 	*ret_n = ap->n_decisions;
 	return 0;

@@ -18,14 +18,20 @@
 /* What the daemon writes: no bound of its own (the kernel takes the
  * smallest value up the chain; "0" is off). */
 #define EXEC_PROTECT_ON "max"
-/* The cgroups whose file we changed, one path a line: a daemon killed
- * with SIGKILL leaves them set, and the next start must know they are
- * its own to clear. */
+/* The cgroups whose file we changed: a daemon killed with SIGKILL leaves
+ * them set, and the next start must know they are its own to clear. A
+ * journal: "PATH" when we set one, "-PATH" when we cleared it, appended
+ * (one short write each, not the whole set); rewritten as the plain set
+ * when it holds more than twice that (and at the start's scan), so that
+ * what is written stays proportional to what changed. */
 #define STATE_FILE "kernel-owned"
+#define STATE_SLACK_LINES 64
 
 struct kcgroup {
 	char *path;	   /* "/system.slice/x.service" */
-	unsigned users;	   /* protected processes directly in it */
+	unsigned users;	   /* holders: protected processes directly in it, and itself when pushed */
+	bool pushed;	   /* protected as a cgroup (the push path), asking for pushed_limit */
+	uint64_t pushed_limit;
 	unsigned wanted;   /* cgroups at or below it with users */
 	bool owned;	   /* we changed it from 0 */
 	int failed;	   /* last write error, reported once */
@@ -52,6 +58,10 @@ struct kstate {
 	struct hashmap pids;	/* pid -> struct kcgroup (its own cgroup) */
 	unsigned n_owned;
 	unsigned n_failures;
+	bool quiet_missing; /* a cgroup pushed: a missing file is the caller's to retry */
+	int state_fd;		/* the journal, open for appending; -1: not open */
+	unsigned state_lines;	/* lines in it */
+	bool state_quiet;	/* stopping: one rewrite at the end */
 };
 
 static int kernel_probe(const struct backend_env *env, char **ret_reason)
@@ -89,8 +99,9 @@ static int kernel_probe(const struct backend_env *env, char **ret_reason)
 
 static struct kcgroup *get_cgroup(struct kstate *s, const char *path, size_t len);
 
-/* Write the owned set atomically; a crash leaves the old or the new. */
-static void save_owned(struct kstate *s)
+/* Write the owned set whole and atomically: a crash leaves the old or
+ * the new. */
+static void state_rewrite(struct kstate *s)
 {
 	_cleanup_fclose_ FILE *f = NULL;
 	struct hashmap_entry *e = NULL;
@@ -99,47 +110,105 @@ static void save_owned(struct kstate *s)
 
 	if (s->env->state_dir_fd < 0 || s->env->dry_run)
 		return;
+	closep(&s->state_fd); /* names the file about to be replaced */
+	s->state_fd = -1;
 	fd = openat(s->env->state_dir_fd, STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		if (fd >= 0)
 			close(fd);
-		log_warning_errno(errno, "cannot save %s: %m", STATE_FILE);
+		log_warning_errno(-errno, "cannot save %s: %m", STATE_FILE);
 		return;
 	}
 	while ((e = hashmap_next(&s->cgroups, &i, e)))
 		if (((struct kcgroup *)e->value)->owned)
 			fprintf(f, "%s\n", ((struct kcgroup *)e->value)->path);
 	if (fflush(f) != 0 || renameat(s->env->state_dir_fd, STATE_FILE ".tmp", s->env->state_dir_fd,
-				       STATE_FILE) < 0)
-		log_warning_errno(errno, "cannot save %s: %m", STATE_FILE);
+				       STATE_FILE) < 0) {
+		log_warning_errno(-errno, "cannot save %s: %m", STATE_FILE);
+		return;
+	}
+	s->state_lines = s->n_owned;
 }
 
+/* One change to the journal: "PATH" set by us, "-PATH" cleared. */
+static void state_append(struct kstate *s, const char *prefix, const char *path)
+{
+	_cleanup_free_ char *line = NULL;
+	int len;
+
+	if (s->env->state_dir_fd < 0 || s->env->dry_run || s->state_quiet)
+		return;
+	if (s->state_lines >= 2 * s->n_owned + STATE_SLACK_LINES) {
+		state_rewrite(s);
+		return;
+	}
+	if (s->state_fd < 0)
+		s->state_fd = openat(s->env->state_dir_fd, STATE_FILE, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+				     0600);
+	len = asprintf(&line, "%s%s\n", prefix, path);
+	if (len < 0) {
+		log_warning_errno(-ENOMEM, "cannot save %s: %m", STATE_FILE);
+		return;
+	}
+	/* One write of one line: a crash tears at most the last one, which
+	 * the loader ignores (no newline). */
+	if (s->state_fd < 0 || write(s->state_fd, line, (size_t)len) != len) {
+		log_warning_errno(s->state_fd < 0 ? -errno : -EIO, "cannot save %s: %m", STATE_FILE);
+		closep(&s->state_fd);
+		s->state_fd = -1;
+		return;
+	}
+	s->state_lines++;
+}
+
+static void own(struct kstate *s, struct kcgroup *c)
+{
+	c->owned = true;
+	s->n_owned++;
+	state_append(s, "", c->path);
+}
+
+static void disown(struct kstate *s, struct kcgroup *c)
+{
+	c->owned = false;
+	s->n_owned--;
+	state_append(s, "-", c->path);
+}
+
+/* The journal replayed: the set as the last run left it. */
 static int load_owned(struct kstate *s)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t len;
-	char *line, *save = NULL;
+	char *line, *next;
 	int r;
 
 	if (s->env->state_dir_fd < 0 || s->env->dry_run)
 		return 0;
-	r = read_file_at(s->env->state_dir_fd, STATE_FILE, 16 << 20, &buf, &len);
+	r = read_file_at(s->env->state_dir_fd, STATE_FILE, 64 << 20, &buf, &len);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
 		return r;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	for (line = buf; (next = memchr(line, '\n', len - (size_t)(line - buf))); line = next + 1) {
+		bool gone = line[0] == '-';
+		const char *path = line + gone;
 		struct kcgroup *c;
 		const char *rel;
 
-		if (cgroup_relative(line, &rel) < 0 || streq(rel, "."))
+		*next = '\0';
+		s->state_lines++;
+		if (cgroup_relative(path, &rel) < 0 || streq(rel, "."))
 			continue; /* not a path we would have written */
-		c = get_cgroup(s, line, strlen(line));
+		c = get_cgroup(s, path, strlen(path));
 		if (!c)
 			return -ENOMEM;
-		if (!c->owned) {
+		if (!gone && !c->owned) {
 			c->owned = true;
 			s->n_owned++;
+		} else if (gone && c->owned) {
+			c->owned = false;
+			s->n_owned--;
 		}
 	}
 	return 0;
@@ -153,6 +222,7 @@ static int kernel_create(const struct backend_env *env, void **ret_state)
 	if (!s)
 		return -ENOMEM;
 	s->env = env;
+	s->state_fd = -1;
 	hashmap_init(&s->cgroups, hash_string, equal_string);
 	hashmap_init(&s->pids, hash_int, equal_int);
 	r = load_owned(s);
@@ -172,26 +242,18 @@ static void clear_one(struct kstate *s, struct kcgroup *c);
 static void kernel_scan_done(void *state)
 {
 	struct kstate *s = state;
-	struct kcgroup *stale[64];
-	size_t n, i;
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
 	struct hashmap_entry *e;
 
-	do {
-		n = 0;
-		i = 0;
-		e = NULL;
-		while (n < ELEMENTSOF(stale) && (e = hashmap_next(&s->cgroups, &i, e))) {
-			struct kcgroup *c = e->value;
+	while ((e = hashmap_iter_next(&s->cgroups, &it))) {
+		struct kcgroup *c = e->value;
 
-			if (c->owned && c->wanted == 0)
-				stale[n++] = c;
+		if (c->owned && c->wanted == 0) {
+			clear_one(s, c);
+			drop_cgroup(s, c); /* removes this entry only */
 		}
-		for (size_t k = 0; k < n; k++) {
-			clear_one(s, stale[k]);
-			drop_cgroup(s, stale[k]);
-		}
-	} while (n == ELEMENTSOF(stale));
-	save_owned(s);
+	}
+	state_rewrite(s);
 }
 
 static struct kcgroup *get_cgroup(struct kstate *s, const char *path, size_t len)
@@ -233,11 +295,13 @@ static void report_failure(struct kstate *s, struct kcgroup *c, int r, const cha
 	if (c->failed == r)
 		return; /* said once already */
 	c->failed = r;
+	if (r == -ENOENT && s->quiet_missing)
+		return; /* the push path tries again, and says so if in vain */
 	s->n_failures++;
 	f.cgroup = c->path;
 	f.backend = "kernel";
-	log_event_errno(LOG_WARNING, r, MID_CGROUP_FAILED, &f, "cannot %s %s in %s: %s%s", what,
-		  EXEC_PROTECT, c->path, strerror(-r),
+	log_event_errno(LOG_WARNING, r, MID_CGROUP_FAILED, &f, "cannot %s %s in %s: %m%s", what,
+		  EXEC_PROTECT, c->path,
 		  r == -ENOENT ? " (cgroup gone, or kernel without the execguard patch)" :
 		  r == -EROFS ? " (cgroup file system read-only)" :
 		  r == -EACCES ? " (permission denied: a delegated cgroup not owned by root, or a security module)" :
@@ -272,6 +336,8 @@ static int set_one(struct kstate *s, struct kcgroup *c)
 		report_failure(s, c, r, "read");
 		return r;
 	}
+	if (c->failed == -ENOENT)
+		c->failed = 0; /* there now (a controller enabled since) */
 	format_limit(c->limit, value, sizeof(value));
 	/* Someone else's: leave it. Ours (from this run or an earlier one):
 	 * rewrite only a changed bound. */
@@ -291,11 +357,8 @@ static int set_one(struct kstate *s, struct kcgroup *c)
 		return r;
 	}
 	c->failed = 0;
-	if (!c->owned) {
-		c->owned = true;
-		s->n_owned++;
-		save_owned(s);
-	}
+	if (!c->owned)
+		own(s, c);
 	log_event(LOG_INFO, MID_CGROUP_PROTECTED, &f, "set %s=%s in %s", EXEC_PROTECT, value, c->path);
 	return 0;
 }
@@ -309,9 +372,7 @@ static void clear_one(struct kstate *s, struct kcgroup *c)
 
 	if (!c->owned)
 		return;
-	c->owned = false;
-	s->n_owned--;
-	save_owned(s);
+	disown(s, c);
 	if (cgroup_relative(c->path, &rel) < 0 || asprintf(&file, "%s/" EXEC_PROTECT, rel) < 0)
 		return;
 	r = write_file_at(s->env->cgroup_root_fd, file, "0");
@@ -334,13 +395,16 @@ static int for_each_prefix(struct kstate *s, const char *path, int delta)
 	size_t n = 0;
 
 	for (size_t l = 0; cgroup_next_ancestor(path, &l);) {
-		struct kcgroup *c;
+		struct kcgroup *c = n < ELEMENTSOF(chain) ? get_cgroup(s, path, l) : NULL;
 
-		if (n == ELEMENTSOF(chain))
-			return -E2BIG;
-		c = get_cgroup(s, path, l);
-		if (!c)
-			return -ENOMEM;
+		if (!c) {
+			int r = n == ELEMENTSOF(chain) ? -E2BIG : -ENOMEM;
+
+			/* Nothing counted: what was made for it goes. */
+			while (n > 0)
+				drop_cgroup(s, chain[--n]);
+			return r;
+		}
 		chain[n++] = c;
 	}
 	if (delta > 0) {
@@ -405,12 +469,44 @@ static void update_limit(struct kstate *s, struct kcgroup *c)
 
 /* A process leaves c: its bound no longer counts, and the chain is
  * released with the last one. */
-static void leave_cgroup(struct kstate *s, struct kpid *p)
+/* One more holder of c (a protected process in it, or the cgroup pushed
+ * as such) asking for the bound want: counted, and the chain set with
+ * the first. On failure nothing is counted and c is dropped if unused. */
+static int join_cgroup(struct kstate *s, struct kcgroup *c, uint64_t want)
 {
-	struct kcgroup *c = p->c;
+	int r = count_limit(c, want, +1);
+
+	if (r < 0) {
+		drop_cgroup(s, c);
+		return r;
+	}
+	if (c->users++ > 0) {
+		update_limit(s, c);
+		return 0;
+	}
+	c->limit = want;
+	r = for_each_prefix(s, c->path, +1);
+	if (r < 0) {
+		/* Nothing of the chain counted: the holder is not ours, or
+		 * its release would count the chain down from 0 and leave it
+		 * never set again. */
+		c->users--;
+		count_limit(c, want, -1);
+		drop_cgroup(s, c);
+		return r;
+	}
+	if (c->wanted > 1) /* also an ancestor of a protected cgroup: its bound now */
+		set_one(s, c);
+	return 0;
+}
+
+/* A holder of c asking for limit goes: the chain is released with the
+ * last one. */
+static void leave_cgroup(struct kstate *s, struct kcgroup *c, uint64_t limit)
+{
 	char *path;
 
-	count_limit(c, p->limit, -1);
+	count_limit(c, limit, -1);
 	if (--c->users > 0) {
 		update_limit(s, c);
 		return;
@@ -447,34 +543,81 @@ static int kernel_protect(void *state, const struct protect_target *t)
 	if (p) {
 		/* Moved to another cgroup: follow it. */
 		hashmap_remove(&s->pids, INT_TO_KEY(t->pid));
-		leave_cgroup(s, p);
+		leave_cgroup(s, p->c, p->limit);
 		free(p);
 	}
 	c = get_cgroup(s, t->cgroup, strlen(t->cgroup));
 	if (!c)
 		return -ENOMEM;
 	p = calloc(1, sizeof(*p));
-	if (!p || count_limit(c, want, +1) < 0) {
-		free(p);
+	if (!p) {
 		drop_cgroup(s, c);
 		return -ENOMEM;
 	}
 	*p = (struct kpid){ .c = c, .limit = want };
-	r = hashmap_put(&s->pids, INT_TO_KEY(t->pid), p);
+	r = join_cgroup(s, c, want);
 	if (r < 0) {
-		count_limit(c, want, -1);
 		free(p);
-		drop_cgroup(s, c);
 		return r;
 	}
-	if (c->users++ == 0) {
-		c->limit = want;
-		if (c->wanted) /* also an ancestor of a protected cgroup */
-			set_one(s, c);
-		return for_each_prefix(s, c->path, +1);
+	r = hashmap_put(&s->pids, INT_TO_KEY(t->pid), p);
+	if (r < 0) {
+		leave_cgroup(s, c, want);
+		free(p);
+		return r;
 	}
-	update_limit(s, c);
 	return 0;
+}
+
+/* The push path: the cgroup protected as such, one holder however many
+ * processes it has; again with another bound, the bound follows. */
+static int kernel_protect_cgroup(void *state, const char *cgroup, const struct rule_settings *rs)
+{
+	struct kstate *s = state;
+	uint64_t want = wanted_limit(rs);
+	struct kcgroup *c;
+	int r;
+
+	if (!cgroup || streq(cgroup, "/"))
+		return -EINVAL; /* the root cgroup has no such file */
+	c = get_cgroup(s, cgroup, strlen(cgroup));
+	if (!c)
+		return -ENOMEM;
+	s->quiet_missing = true;
+	if (c->pushed) {
+		if (c->pushed_limit != want) {
+			r = count_limit(c, want, +1);
+			if (r < 0)
+				goto out;
+			count_limit(c, c->pushed_limit, -1);
+			c->pushed_limit = want;
+			update_limit(s, c);
+		} else if (c->failed) {
+			(void)set_one(s, c); /* its file was not there before */
+		}
+	} else {
+		r = join_cgroup(s, c, want);
+		if (r < 0)
+			goto out;
+		c->pushed = true;
+		c->pushed_limit = want;
+	}
+	/* Held; in force once its own file is written. */
+	r = c->failed ? 1 : 0;
+out:
+	s->quiet_missing = false;
+	return r;
+}
+
+static void kernel_release_cgroup(void *state, const char *cgroup)
+{
+	struct kstate *s = state;
+	struct kcgroup *c = hashmap_get(&s->cgroups, cgroup);
+
+	if (!c || !c->pushed)
+		return;
+	c->pushed = false;
+	leave_cgroup(s, c, c->pushed_limit);
 }
 
 static void kernel_release(void *state, pid_t pid)
@@ -484,7 +627,7 @@ static void kernel_release(void *state, pid_t pid)
 
 	if (!p)
 		return;
-	leave_cgroup(s, p);
+	leave_cgroup(s, p->c, p->limit);
 	free(p);
 }
 
@@ -517,9 +660,13 @@ static void kernel_destroy(void *state)
 
 	if (!s)
 		return;
-	/* Undo what we set, so that a stopped daemon leaves nothing behind. */
+	/* Undo what we set, so that a stopped daemon leaves nothing behind;
+	 * the journal is written once, empty, at the end. */
+	s->state_quiet = true;
 	while ((e = hashmap_next(&s->cgroups, &i, e)))
 		clear_one(s, e->value);
+	state_rewrite(s);
+	closep(&s->state_fd);
 	i = 0;
 	while ((e = hashmap_next(&s->cgroups, &i, e))) {
 		struct kcgroup *c = e->value;
@@ -578,6 +725,8 @@ const struct backend_ops backend_kernel_ops = {
 	.destroy = kernel_destroy,
 	.protect = kernel_protect,
 	.release = kernel_release,
+	.protect_cgroup = kernel_protect_cgroup,
+	.release_cgroup = kernel_release_cgroup,
 	.reconfigure = kernel_reconfigure,
 	.scan_done = kernel_scan_done,
 	.describe = kernel_describe,

@@ -10,7 +10,7 @@
  * high, and then the locks are what keeps text from being thrashed. */
 #include <stdio.h>
 
-#include "backend-lock-internal.h"
+#include "backend-lock-state.h"
 #include "log.h"
 
 void pressure_params(const struct daemon_settings *s, unsigned *stall, unsigned *window,
@@ -208,8 +208,7 @@ static void arm_watch(struct lock_backend *b)
 		return;
 	}
 	if (sd_event_source_get_enabled(b->watch, &on) >= 0 && on == SD_EVENT_OFF) {
-		(void)sd_event_source_set_time_relative(b->watch, WATCH_USEC);
-		(void)sd_event_source_set_enabled(b->watch, SD_EVENT_ONESHOT);
+		(void)event_timer_set(b->watch, lock_now_usec(b) + WATCH_USEC);
 	}
 }
 
@@ -327,9 +326,9 @@ void unit_watch_add(struct lock_backend *b, const char *unit, const char *cgroup
 		f.backend = "lock";
 		f.unit = unit;
 		f.cgroup = cgroup;
-		log_event(LOG_INFO, MID_LOCK_PRESSURE_WATCH, &f,
-			  "cannot watch memory pressure of %s (%s): only the global trigger applies (said once)",
-			  cgroup, strerror(-r));
+		log_event_errno(LOG_INFO, r, MID_LOCK_PRESSURE_WATCH, &f,
+				"cannot watch memory pressure of %s (%m): only the global trigger applies (said once)",
+				cgroup);
 	}
 	b->watches[b->n_watches++] = w;
 }
@@ -380,10 +379,9 @@ void setup_pressure_triggers(struct lock_backend *b)
 		struct log_fields f = LOG_FIELDS_INIT;
 
 		f.backend = "lock";
-		log_event(LOG_WARNING, MID_LOCK_PRESSURE_WATCH, &f,
-			  "cannot watch memory pressure (/proc/pressure/memory: %s): locks are kept "
-			  "within the budgets but not given back under pressure",
-			  strerror(-r));
+		log_event_errno(LOG_WARNING, r, MID_LOCK_PRESSURE_WATCH, &f,
+				"cannot watch memory pressure (/proc/pressure/memory: %m): locks are kept "
+				"within the budgets but not given back under pressure");
 	} else if (psi_trigger_window_ms(b->psi) != window) {
 		struct log_fields f = LOG_FIELDS_INIT;
 

@@ -6,41 +6,10 @@
 #include <stdio.h>
 #include <sys/sysmacros.h>
 
-#include "backend-lock-internal.h"
+#include "backend-lock-state.h"
 #include "backend-lock.h"
 #include "hashmap.h"
 #include "log.h"
-
-/* Report each refused range once per reason. */
-void report_refusals(struct lock_backend *b)
-{
-	size_t n = lockset_n_ranges(b->ls);
-
-	for (size_t i = 0; i < n; i++) {
-		struct lock_range *r = lockset_range(b->ls, i);
-		struct log_fields f = LOG_FIELDS_INIT;
-		char res[32];
-
-		if (r->state != LOCK_RANGE_OPEN || r->admitted || (r->refusals_reported & (1u << r->refusal)) ||
-		    r->refusal == LOCK_REFUSAL_NONE || r->refusal == LOCK_REFUSAL_ERROR)
-			continue;
-		/* Once per range and reason, not at each flip of a range that
-		 * hovers at the edge of the budget. */
-		r->refusals_reported |= 1u << r->refusal;
-		if (r->refusal == LOCK_REFUSAL_PRESSURE)
-			continue; /* the pressure message says it for all */
-		f.backend = "lock";
-		f.exe = r->path;
-		f.bytes = (long long)((uint64_t)r->n_resident * b->page_size);
-		if (r->n_units == 1)
-			f.unit = r->units[0].unit->name;
-		format_bytes(res, sizeof(res), (uint64_t)r->n_resident * b->page_size);
-		log_event(LOG_NOTICE, r->refusal == LOCK_REFUSAL_UNIT ? MID_LOCK_UNIT_REFUSED : MID_LOCK_REFUSED, &f,
-			  "not locking %s (%s resident, mapped by %zu units, %zu processes): %s full",
-			  r->path, res, r->n_units, r->n_pids,
-			  r->refusal == LOCK_REFUSAL_UNIT ? "unit budget" : "global budget");
-	}
-}
 
 void log_summary(struct lock_backend *b, bool force)
 {
@@ -99,6 +68,37 @@ const struct lockset *backend_lock_lockset(void *state)
 	struct lock_backend *b = state;
 
 	return b->ls;
+}
+
+/* One "unit ..." line of backend_lock_dump(). */
+static void dump_unit(struct lock_backend *b, const struct lockset_unit_stat *u, FILE *f)
+{
+	const char *psi = "none";
+	char ceiling[24] = "none", room[64] = "none";
+	unsigned psi_events = 0;
+
+	for (size_t k = 0; k < b->n_watches; k++) {
+		struct unit_watch *w = b->watches[k];
+
+		if (!streq(w->unit, u->name))
+			continue;
+		if (w->psi) {
+			psi = psi_trigger_path(w->psi);
+			psi_events = psi_trigger_events(w->psi) + (w->psi_full ? psi_trigger_events(w->psi_full) : 0);
+		}
+		unit_room(b, w);
+		if (w->room.limit != UINT64_MAX)
+			snprintf(room, sizeof(room), "%" PRIu64 " limit=%" PRIu64 " reserve=%" PRIu64,
+				 w->room.headroom, w->room.limit, w->reserve);
+	}
+	if (u->ceiling != UINT64_MAX)
+		snprintf(ceiling, sizeof(ceiling), "%" PRIu64, u->ceiling);
+	fprintf(f,
+		"unit pids=%zu ranges=%zu mapped=%" PRIu64 " resident=%" PRIu64 " locked=%" PRIu64
+		" kept=%zu kept_locked=%" PRIu64 " charged=%" PRIu64 " cap=%" PRIu64
+		" ceiling=%s pressure_events=%u psi_events=%u room=%s psi=%s name=%s\n",
+		u->n_pids, u->n_ranges, u->mapped, u->resident, u->locked, u->n_kept, u->kept_locked,
+		u->charged, u->cap, ceiling, u->n_pressure_events, psi_events, room, psi, u->name);
 }
 
 /* One line per range: which mapping of the file it is (offset, prot),
@@ -181,35 +181,8 @@ int backend_lock_dump(void *state, FILE *f)
 	r = lockset_unit_stats(b->ls, &us, &nu);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < nu; i++) {
-		const char *psi = "none";
-		char ceiling[24] = "none", room[64] = "none";
-		unsigned psi_events = 0;
-
-		for (size_t k = 0; k < b->n_watches; k++) {
-			struct unit_watch *w = b->watches[k];
-
-			if (!streq(w->unit, us[i].name))
-				continue;
-			if (w->psi) {
-				psi = psi_trigger_path(w->psi);
-				psi_events = psi_trigger_events(w->psi) + (w->psi_full ? psi_trigger_events(w->psi_full) : 0);
-			}
-			unit_room(b, w);
-			if (w->room.limit != UINT64_MAX)
-				snprintf(room, sizeof(room), "%" PRIu64 " limit=%" PRIu64 " reserve=%" PRIu64,
-					 w->room.headroom, w->room.limit, w->reserve);
-		}
-		if (us[i].ceiling != UINT64_MAX)
-			snprintf(ceiling, sizeof(ceiling), "%" PRIu64, us[i].ceiling);
-		fprintf(f,
-			"unit pids=%zu ranges=%zu mapped=%" PRIu64 " resident=%" PRIu64 " locked=%" PRIu64
-			" kept=%zu kept_locked=%" PRIu64 " charged=%" PRIu64 " cap=%" PRIu64
-			" ceiling=%s pressure_events=%u psi_events=%u room=%s psi=%s name=%s\n",
-			us[i].n_pids, us[i].n_ranges, us[i].mapped, us[i].resident, us[i].locked, us[i].n_kept,
-			us[i].kept_locked, us[i].charged, us[i].cap, ceiling, us[i].n_pressure_events, psi_events, room,
-			psi, us[i].name);
-	}
+	for (size_t i = 0; i < nu; i++)
+		dump_unit(b, &us[i], f);
 	free(us);
 	return 0;
 }

@@ -4,7 +4,7 @@
  * page precisely, within budgets, and gives them back under memory
  * pressure. The decisions are lockset.c's; this file does the I/O (scans,
  * mlock()) and owns the re-check timer. backend-lock-pressure.c gives
- * back, backend-lock-report.c reports (see backend-lock-internal.h).
+ * back, backend-lock-report.c reports (see backend-lock-state.h).
  *
  * What is locked: the whole program, not only its text. For every file a
  * protected process maps executable, each of that file's mappings in the
@@ -24,7 +24,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "backend-lock-internal.h"
+#include "backend-lock-state.h"
 #include "backend-lock.h"
 #include "caps.h"
 #include "log.h"
@@ -41,15 +41,6 @@ static uint64_t resolve_cap(const struct budget *b, uint64_t mem_total)
 	uint64_t v = budget_resolve(b, mem_total);
 
 	return v == UINT64_MAX ? 0 : v;
-}
-
-uint64_t lock_now_usec(struct lock_backend *b)
-{
-	uint64_t t = 0;
-
-	if (!b->event || sd_event_now(b->event, CLOCK_MONOTONIC, &t) < 0)
-		t = now_ns() / 1000;
-	return t;
 }
 
 static void range_unmap(struct lock_range *r, void *userdata _unused_)
@@ -189,97 +180,6 @@ static int scan_range(struct lock_backend *b, struct lock_range *r)
 	return 0;
 }
 
-static bool has_cap_ipc_lock(void)
-{
-	_cleanup_free_ char *buf = NULL;
-	struct proc_status st;
-	size_t len;
-
-	/* The daemon's own status: /proc/self even with another proc root. */
-	if (read_file_at(AT_FDCWD, "/proc/self/status", 1 << 16, &buf, &len) < 0 ||
-	    proc_status_parse(buf, len, &st) < 0 || !st.has_cap_eff)
-		return false;
-	return st.cap_eff & (1ULL << 14); /* CAP_IPC_LOCK */
-}
-
-static void log_mlock_failure(struct lock_backend *b, struct lock_range *r, int err)
-{
-	struct rlimit rl = { 0 };
-	struct log_fields f = LOG_FIELDS_INIT;
-	char lim[32] = "unlimited";
-
-	if (b->mlock_failed_logged)
-		return;
-	b->mlock_failed_logged = true;
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		format_bytes(lim, sizeof(lim), (uint64_t)rl.rlim_cur);
-	f.backend = "lock";
-	f.exe = r->path;
-	log_event(LOG_WARNING, MID_LOCK_MLOCK_FAILED, &f,
-		  "mlock() of %s failed: %s (RLIMIT_MEMLOCK %s, CAP_IPC_LOCK %s); give execguardd "
-		  "CAP_IPC_LOCK or a larger LimitMEMLOCK=, or check vm.max_map_count; such ranges stay "
-		  "unlocked until a reload (said once)",
-		  r->path, strerror(-err), lim, has_cap_ipc_lock() ? "yes" : "no");
-}
-
-static void unlock_runs(struct lock_backend *b, struct lock_range *r)
-{
-	size_t pos = 0, first, count;
-
-	while (lockset_next_run(r, LOCK_RUN_UNLOCK, &pos, &first, &count)) {
-		(void)residency_unlock((char *)r->map + first * b->page_size, (uint64_t)count * b->page_size);
-		lockset_range_mark(r, first, count, false);
-	}
-}
-
-/* Carry out the plan on the ranges it changed: unlock what is no longer
- * admitted (or vanished) first, so that the memlock limit has room, then
- * lock the resident pages of admitted ranges. */
-static void apply(struct lock_backend *b)
-{
-	size_t n = lockset_n_ranges(b->ls);
-
-	if (b->dry_run)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		struct lock_range *r = lockset_range(b->ls, i);
-
-		if (r->dirty)
-			unlock_runs(b, r);
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct lock_range *r = lockset_range(b->ls, i);
-		size_t pos = 0, first, count;
-
-		if (!r->dirty)
-			continue;
-		r->dirty = false;
-		while (lockset_next_run(r, LOCK_RUN_LOCK, &pos, &first, &count)) {
-			char *addr = (char *)r->map + first * b->page_size;
-			uint64_t len = (uint64_t)count * b->page_size;
-			int k = residency_lock(addr, len);
-
-			if (k < 0) {
-				(void)residency_unlock(addr, len);
-				log_mlock_failure(b, r, k);
-				r->refusal = LOCK_REFUSAL_ERROR;
-				r->admitted = false;
-				/* All or nothing for a range: give back its other runs. */
-				unlock_runs(b, r);
-				break;
-			}
-			lockset_range_mark(r, first, count, true);
-		}
-	}
-}
-
-void plan_and_apply(struct lock_backend *b)
-{
-	lockset_plan(b->ls, b->global_cap);
-	apply(b);
-	report_refusals(b);
-}
-
 static int do_recheck(struct lock_backend *b)
 {
 	size_t n;
@@ -332,8 +232,7 @@ static void arm_recheck(struct lock_backend *b)
 {
 	if (!b->recheck)
 		return;
-	(void)sd_event_source_set_time_relative(b->recheck, (uint64_t)recheck_sec(&b->settings) * 1000000);
-	(void)sd_event_source_set_enabled(b->recheck, SD_EVENT_ONESHOT);
+	(void)event_timer_set(b->recheck, lock_now_usec(b) + (uint64_t)recheck_sec(&b->settings) * 1000000);
 }
 
 /* Armed only while there is something to look at (or a ceiling to lift):
@@ -606,18 +505,18 @@ static void open_range(struct lock_backend *b, const struct protect_target *t, c
 		return;
 	}
 	if (fd < 0) {
-		(void)lockset_range_set_failed(b->ls, r, why ? why : strerror(-fd));
+		(void)lockset_range_set_failed(b->ls, r, why ? why : STRERROR(fd));
 		if (!quiet)
-			log_event(LOG_WARNING, MID_LOCK_SKIPPED, &f,
-				  "cannot open %s mapped by pid %d: %s (%s); not retried until reload",
-				  r->path, (int)t->pid, why ? why : "error", strerror(-fd));
+			log_event_errno(LOG_WARNING, fd, MID_LOCK_SKIPPED, &f,
+					"cannot open %s mapped by pid %d: %s (%m); not retried until reload",
+					r->path, (int)t->pid, why ? why : "error");
 		return;
 	}
 	k = residency_map(fd, r->key.offset, r->key.length, &r->map);
 	if (k < 0) {
 		(void)lockset_range_set_failed(b->ls, r, "mmap() failed");
 		if (!quiet)
-			log_event(LOG_WARNING, MID_LOCK_SKIPPED, &f, "cannot map %s: %s", r->path, strerror(-k));
+			log_event_errno(LOG_WARNING, k, MID_LOCK_SKIPPED, &f, "cannot map %s: %m", r->path);
 		return;
 	}
 	if (lockset_range_opened(b->ls, r) < 0) {

@@ -79,6 +79,15 @@ struct backend_ops {
 	int (*protect)(void *state, const struct protect_target *t);
 	/* The process exited, or the policy no longer protects it. */
 	void (*release)(void *state, pid_t pid);
+	/* Optional: protect a cgroup as such, whichever processes it has or
+	 * gets (the push path, manager-push.c), for backends whose
+	 * protection belongs to the cgroup; called again with other
+	 * settings, they change. Without these the manager follows
+	 * processes. 0: held and in force; 1: held, but its file could not
+	 * be written yet (the memory controller not enabled there yet: call
+	 * again later); <0: not held. */
+	int (*protect_cgroup)(void *state, const char *cgroup, const struct rule_settings *s);
+	void (*release_cgroup)(void *state, const char *cgroup);
 	/* The daemon settings changed (reload). */
 	int (*reconfigure)(void *state, const struct daemon_settings *s);
 	/* Optional: the start's scan is done; undo what an earlier run left

@@ -8,7 +8,7 @@
 #include "bus-containers.h"
 #include "bus-names.h"
 #include "containers.h"
-#include "manager.h"
+#include "manager-view.h"
 #include "util.h"
 
 /* The a{ss} of names the hook sends: runtime, id, name, pod_uid,

@@ -3,13 +3,16 @@
  * their figures read from /proc and cgroupfs within per-call budgets,
  * one unit per turn of the event loop. */
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "backend.h"
-#include "bus-internal.h"
 #include "bus-stats.h"
+#include "bus-status.h"
+#include "bus-strings.h"
+#include "cgroup.h"
 #include "hashmap.h"
 #include "log.h"
-#include "manager.h"
+#include "manager-view.h"
 #include "textfault.h"
 #include "units.h"
 #include "util.h"
@@ -45,12 +48,19 @@ struct group {
 	struct exe_sample samples[SAMPLES_PER_GROUP];
 	size_t n_samples;
 	size_t n_unsampled; /* processes of executables past the cap */
+	bool pushed;	    /* protected as a whole: its processes read from cgroupfs */
+	bool filled;	    /* and read already */
 };
 
 struct groups {
 	struct group *g;
 	size_t n;
 	struct hashmap index; /* key -> index + 1 into g */
+	/* Who asks: a caller other than root sees its own processes only
+	 * (bus_may_see()), and no row without one. */
+	bool restricted;
+	uid_t viewer;
+	int proc_fd;
 	size_t smaps_left;    /* the per-call budgets of smaps reads */
 	size_t stat_left;     /* and of /proc/PID/stat reads */
 };
@@ -108,54 +118,142 @@ static int group_sample(struct group *g, const char *exe, pid_t pid)
 	return 0;
 }
 
-/* The unit's own cgroup: the process's cgroup cut after the component
- * named like the unit. */
-static char *unit_cgroup(const char *cgroup, const char *unit)
+/* The group of key, made with what the first of its members says. */
+static struct group *group_get(struct groups *gs, const char *key, const char *cgroup, const char *unit,
+			       const char *source, const char *source_kind)
 {
-	size_t ul = strlen(unit);
-
-	for (const char *p = cgroup; (p = strstr(p, unit)); p++)
-		if (p > cgroup && p[-1] == '/' && (p[ul] == '/' || p[ul] == '\0'))
-			return strndup(cgroup, (size_t)(p - cgroup) + ul);
-	return strdup(cgroup);
-}
-
-static int collect_process(const struct manager_process_info *p, void *userdata)
-{
-	struct groups *gs = userdata;
-	const char *key = p->unit ? p->unit : p->cgroup ? p->cgroup : "-";
 	struct group *g = group_find(gs, key);
-	pid_t *pids;
 
 	if (!g) {
 		struct group *n = realloc(gs->g, (gs->n + 1) * sizeof(*n));
 
 		if (!n)
-			return -ENOMEM;
+			return NULL;
 		gs->g = n;
 		/* The index holds positions, not pointers: realloc moves. */
 		g = &gs->g[gs->n++];
 		*g = (struct group){
 			.key = strdup(key),
-			.cgroup = p->unit && p->cgroup ? unit_cgroup(p->cgroup, p->unit) :
-							 strdup(p->cgroup ? p->cgroup : "/"),
-			.source = strdup(p->source ? p->source : "?"),
-			.source_kind = p->source_kind ?: "default",
-			.is_unit = p->unit != NULL,
+			.cgroup = unit && cgroup ? cgroup_unit_root(cgroup, unit) : strdup(cgroup ? cgroup : "/"),
+			.source = strdup(source ? source : "?"),
+			.source_kind = source_kind ?: "default",
+			.is_unit = unit != NULL,
 		};
 		if (!g->key || !g->cgroup || !g->source)
-			return -ENOMEM;
+			return NULL;
 		if (hashmap_put(&gs->index, g->key, (void *)(uintptr_t)gs->n) < 0)
-			return -ENOMEM;
+			return NULL;
 	}
+	return g;
+}
+
+static int group_add_pid(struct group *g, pid_t pid, const char *exe)
+{
+	pid_t *pids;
+
 	if ((g->n_pids & (g->n_pids - 1)) == 0) { /* grow at powers of two */
 		pids = realloc(g->pids, (g->n_pids ? 2 * g->n_pids : 1) * sizeof(pid_t));
 		if (!pids)
 			return -ENOMEM;
 		g->pids = pids;
 	}
-	g->pids[g->n_pids++] = p->pid;
-	return group_sample(g, p->exe, p->pid);
+	g->pids[g->n_pids++] = pid;
+	return group_sample(g, exe, pid);
+}
+
+int bus_process_owner(int proc_fd, pid_t pid, uid_t *ret)
+{
+	char name[16];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%d", (int)pid);
+	if (fstatat(proc_fd, name, &st, 0) < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	*ret = st.st_uid;
+	return 0;
+}
+
+bool bus_may_see(int proc_fd, uid_t viewer, pid_t pid)
+{
+	uid_t owner;
+
+	return viewer == 0 || (bus_process_owner(proc_fd, pid, &owner) >= 0 && owner == viewer);
+}
+
+int bus_caller_uid(sd_bus_message *msg, uid_t *ret)
+{
+	_cleanup_(sd_bus_creds_unrefp) sd_bus_creds *c = NULL;
+	int r;
+
+	r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT, &c);
+	if (r < 0)
+		return r;
+	r = sd_bus_creds_get_euid(c, ret);
+	if (r < 0)
+		r = sd_bus_creds_get_uid(c, ret);
+	return r;
+}
+
+static bool visible(const struct groups *gs, pid_t pid)
+{
+	return !gs->restricted || bus_may_see(gs->proc_fd, gs->viewer, pid);
+}
+
+static int collect_process(const struct manager_process_info *p, void *userdata)
+{
+	struct groups *gs = userdata;
+	const char *key = p->unit ? p->unit : p->cgroup ? p->cgroup : "-";
+	struct group *g;
+
+	if (!visible(gs, p->pid))
+		return 0;
+	g = group_get(gs, key, p->cgroup, p->unit, p->source, p->source_kind);
+	return g ? group_add_pid(g, p->pid, p->exe) : -ENOMEM;
+}
+
+static int collect_pushed(const struct manager_cgroup_info *c, void *userdata)
+{
+	struct groups *gs = userdata;
+	struct group *g = group_get(gs, c->unit ?: c->cgroup, c->cgroup, c->unit, c->source, c->source_kind);
+
+	if (!g)
+		return -ENOMEM;
+	g->pushed = true;
+	return 0;
+}
+
+/* A group protected as a whole: its processes from cgroupfs, at most
+ * PUSHED_PIDS of them, and their executables until SAMPLES_PER_GROUP are
+ * known or READLINKS_PER_GROUP were read. Once per call, in its step. */
+#define PUSHED_PIDS 4096
+#define READLINKS_PER_GROUP 64
+static void group_fill(struct bus_status *b, struct groups *gs, struct group *g)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0, readlinks = 0;
+
+	if (!g->pushed || g->filled)
+		return;
+	g->filled = true;
+	if (cgroup_list_pids(manager_cgroup_root_fd(b->m), g->cgroup, PUSHED_PIDS, &pids, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char name[32], exe[4096] = "?";
+
+		if (!visible(gs, pids[i]))
+			continue;
+		if (g->n_samples < SAMPLES_PER_GROUP && readlinks++ < READLINKS_PER_GROUP) {
+			ssize_t l;
+
+			snprintf(name, sizeof(name), "%d/exe", (int)pids[i]);
+			l = readlinkat(manager_proc_fd(b->m), name, exe, sizeof(exe) - 1);
+			if (l < 0)
+				continue; /* exited, or a kernel thread */
+			exe[l] = '\0';
+		}
+		if (group_add_pid(g, pids[i], exe) < 0)
+			return;
+	}
 }
 
 struct figures {
@@ -193,7 +291,7 @@ static bool equal_range(const void *a, const void *b)
 
 /* The exec mappings of one process standing for sample s: the first of
  * its kept processes whose smaps can still be read. */
-static int read_sample(struct bus *b, struct groups *gs, const struct exe_sample *s,
+static int read_sample(struct bus_status *b, struct groups *gs, const struct exe_sample *s,
 		       struct text_mappings *tm)
 {
 	for (size_t i = 0; i < s->n_pids_kept && gs->smaps_left; i++) {
@@ -205,7 +303,7 @@ static int read_sample(struct bus *b, struct groups *gs, const struct exe_sample
 }
 
 /* Mapped and resident text of a group from smaps, each file range once. */
-static void smaps_figures(struct bus *b, struct groups *gs, const struct group *g, struct figures *f)
+static void smaps_figures(struct bus_status *b, struct groups *gs, const struct group *g, struct figures *f)
 {
 	struct hashmap seen;
 	struct range_key *keys = NULL;
@@ -257,7 +355,7 @@ static void smaps_figures(struct bus *b, struct groups *gs, const struct group *
 
 /* The figures of a group: the backend's own where it keeps them, else
  * from the processes (sampled, see above). */
-static void group_figures(struct bus *b, struct groups *gs, const struct group *g,
+static void group_figures(struct bus_status *b, struct groups *gs, const struct group *g,
 			  const struct backend_unit_report *rep, struct figures *f, bool text_faults)
 {
 	const char *key = NULL;
@@ -291,7 +389,7 @@ static void group_figures(struct bus *b, struct groups *gs, const struct group *
 
 /* Whether the group is protected now, and the reason in words: the
  * backend's, with the policy that asked for it. */
-static bool group_state(struct bus *b, const struct group *g, const struct backend_unit_report *rep,
+static bool group_state(struct bus_status *b, const struct group *g, const struct backend_unit_report *rep,
 			char *buf, size_t size)
 {
 	if (manager_dry_run(b->m)) {
@@ -315,7 +413,7 @@ static bool group_state(struct bus *b, const struct group *g, const struct backe
 /* Watched units with no process protected: "auto: watched, not
  * protected (N text faults/s ...)". */
 struct auto_rows {
-	struct bus *b;
+	struct bus_status *b;
 	sd_bus_message *reply;
 	struct groups *gs;
 	const char *backend;
@@ -413,7 +511,7 @@ static int append_section_row(const char *unit, const struct rule_settings *s, c
 #define MAX_STATUS_JOBS 16
 
 struct status_job {
-	struct bus *b;
+	struct bus_status *b;
 	sd_bus_message *call;
 	sd_event_source *step;
 	struct groups gs;
@@ -428,7 +526,7 @@ struct status_job {
 
 static void status_job_free(struct status_job *j)
 {
-	struct bus *b = j->b;
+	struct bus_status *b = j->b;
 
 	if (j->linked) {
 		if (j->prev)
@@ -447,7 +545,7 @@ static void status_job_free(struct status_job *j)
 	free(j);
 }
 
-void status_jobs_free(struct bus *b)
+void bus_status_done(struct bus_status *b)
 {
 	while (b->jobs)
 		status_job_free(b->jobs);
@@ -479,7 +577,7 @@ static int on_status_step(sd_event_source *s, void *userdata)
 }
 
 /* Takes j: it is answered now (nothing to read) or later. */
-static int status_job_start(struct bus *b, struct status_job *j)
+static int status_job_start(struct bus_status *b, struct status_job *j)
 {
 	int r;
 
@@ -493,7 +591,7 @@ static int status_job_start(struct bus *b, struct status_job *j)
 		status_job_finish(j, 0);
 		return 1;
 	}
-	r = sd_event_add_defer(manager_event(b->m), &j->step, on_status_step, j);
+	r = sd_event_add_defer(b->event, &j->step, on_status_step, j);
 	if (r >= 0)
 		r = sd_event_source_set_priority(j->step, SD_EVENT_PRIORITY_IDLE);
 	if (r >= 0)
@@ -508,7 +606,7 @@ static int status_job_start(struct bus *b, struct status_job *j)
 
 /* A new job for call, its groups collected; NULL and *ret_r < 0 on
  * failure (too many calls at once: -EBUSY). */
-static struct status_job *status_job_new(struct bus *b, sd_bus_message *call, bool collect, int *ret_r)
+static struct status_job *status_job_new(struct bus_status *b, sd_bus_message *call, bool collect, int *ret_r)
 {
 	struct status_job *j;
 	int r;
@@ -525,8 +623,16 @@ static struct status_job *status_job_new(struct bus *b, sd_bus_message *call, bo
 	j->b = b;
 	j->call = sd_bus_message_ref(call);
 	groups_init(&j->gs);
-	if (collect) {
+	j->gs.proc_fd = manager_proc_fd(b->m);
+	r = bus_caller_uid(call, &j->gs.viewer);
+	/* Who cannot be told sees as little as anyone but root. */
+	j->gs.restricted = r < 0 || j->gs.viewer != 0;
+	if (r < 0)
+		j->gs.viewer = (uid_t)-1;
+	if (collect || j->gs.restricted) {
 		r = manager_foreach_process(b->m, collect_process, &j->gs);
+		if (r >= 0)
+			r = manager_foreach_pushed(b->m, collect_pushed, &j->gs);
 		if (r < 0) {
 			status_job_free(j);
 			*ret_r = r;
@@ -547,6 +653,7 @@ static int units_read_group(struct status_job *j, size_t i)
 {
 	struct units_job *u = j->data;
 
+	group_fill(j->b, &j->gs, &j->gs.g[i]);
 	group_figures(j->b, &j->gs, &j->gs.g[i], &u->reps[i], &u->figs[i], u->ex);
 	return 0;
 }
@@ -588,7 +695,11 @@ static int units_reply(struct status_job *j)
 		_cleanup_(bus_names_done) struct bus_names bn = { 0 };
 		const struct group *g = &gs->g[i];
 		char why[512];
-		bool on = group_state(j->b, g, &u->reps[i], why, sizeof(why));
+		bool on;
+
+		if (gs->restricted && g->n_pids == 0)
+			continue; /* none of the caller's processes in it */
+		on = group_state(j->b, g, &u->reps[i], why, sizeof(why));
 		/* Protect=auto decided it (the rule only let it watch). */
 		bool by_auto = manager_auto_protects(j->b->m, g->key);
 		const struct unit_row row = {
@@ -599,12 +710,13 @@ static int units_reply(struct status_job *j)
 
 		r = bn.err ?: append_unit_row(reply, u->ex, &row);
 	}
-	if (r >= 0) {
+	/* Units without a process of the caller's in them: root's only. */
+	if (r >= 0 && !gs->restricted) {
 		struct auto_rows ar = { j->b, reply, gs, ops->name, u->ex };
 
 		r = manager_auto_foreach(j->b->m, append_auto_row, &ar);
 	}
-	if (r >= 0) {
+	if (r >= 0 && !gs->restricted) {
 		struct section_rows sr = { reply, gs, ops->name, u->ex };
 
 		r = units_foreach_section(j->b->units, append_section_row, &sr);
@@ -625,7 +737,7 @@ static void units_done(struct status_job *j)
 	free(u);
 }
 
-static int list_units(sd_bus_message *msg, struct bus *b, bool ex, sd_bus_error *error)
+int bus_status_list_units(struct bus_status *b, sd_bus_message *msg, bool ex, sd_bus_error *error)
 {
 	struct status_job *j;
 	struct units_job *u;
@@ -658,16 +770,6 @@ static int list_units(sd_bus_message *msg, struct bus *b, bool ex, sd_bus_error 
 		return r;
 	}
 	return status_job_start(b, j);
-}
-
-int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-	return list_units(msg, userdata, false, error);
-}
-
-int method_list_units_ex(sd_bus_message *msg, void *userdata, sd_bus_error *error)
-{
-	return list_units(msg, userdata, true, error);
 }
 
 /* Libraries: every executable file the protected processes map, the
@@ -802,6 +904,7 @@ static int libs_read_group(struct status_job *j, size_t g)
 	struct libs_job *lj = j->data;
 	int r = 0;
 
+	group_fill(j->b, &j->gs, &j->gs.g[g]);
 	for (size_t k = 0; k < j->gs.g[g].n_samples; k++, lj->sample_id++) {
 		const struct exe_sample *smp = &j->gs.g[g].samples[k];
 		struct text_mappings tm;
@@ -849,9 +952,8 @@ static void libs_job_done(struct status_job *j)
 	free(lj);
 }
 
-int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+int bus_status_list_libraries(struct bus_status *b, sd_bus_message *msg, sd_bus_error *error)
 {
-	struct bus *b = userdata;
 	_cleanup_(file_reports_done) struct file_reports fr = { 0 };
 	const struct backend_ops *ops;
 	struct status_job *j;
@@ -873,7 +975,9 @@ int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_error *err
 		return -ENOMEM;
 	}
 	hashmap_init(&lj->ls.index, hash_file, equal_file);
-	if (ops->report_files) {
+	/* The backend's own list names every file; others than root get
+	 * their own processes' (collected above). */
+	if (ops->report_files && !j->gs.restricted) {
 		r = ops->report_files(state, &fr.f, &fr.n);
 		if (r >= 0 && !(lj->ls.l = calloc(fr.n ?: 1, sizeof(*lj->ls.l))))
 			r = -ENOMEM;

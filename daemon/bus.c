@@ -6,9 +6,13 @@
 
 #include "backend.h"
 #include "bus-containers.h"
-#include "bus-internal.h"
+#include "bus-status.h"
+#include "bus-strings.h"
+#include "bus.h"
+#include "event-util.h"
+#include "latency.h"
 #include "log.h"
-#include "manager.h"
+#include "manager-view.h"
 #include "prewarm.h"
 #include "units.h"
 #include "util.h"
@@ -17,28 +21,19 @@
 #define RETRY_MAX_USEC (10 * 1000000ULL)
 #define CALL_TIMEOUT_USEC (2 * 1000000ULL)
 
-const char *bus_name(struct bus_names *bn, const char *s)
-{
-	int err;
-	char *e = utf8_escape_invalid(s, &err);
-
-	if (err < 0 || (e && bn->n == ELEMENTSOF(bn->copies))) {
-		free(e);
-		bn->err = -ENOMEM;
-		return "";
-	}
-	if (!e)
-		return s;
-	bn->copies[bn->n++] = e;
-	return e;
-}
-
-void bus_names_done(struct bus_names *bn)
-{
-	for (size_t i = 0; i < bn->n; i++)
-		free(bn->copies[i]);
-	bn->n = 0;
-}
+struct bus {
+	struct manager *m;	  /* read through manager-view.h */
+	struct units *units;
+	struct bus_control ctl;	  /* what it may change, through the manager */
+	void *userdata;
+	sd_event *event;
+	sd_bus *bus;
+	sd_bus *dead;		  /* disconnected, dropped from a defer source */
+	sd_event_source *retry, *drop;
+	uint64_t retry_usec;
+	bool said_absent;
+	struct bus_status status; /* ListUnits/ListLibraries calls being answered */
+};
 
 /* Properties. */
 
@@ -62,6 +57,8 @@ static int get_property(sd_bus *bus, const char *path, const char *interface, co
 		return sd_bus_message_append(reply, "b", st.dry_run);
 	if (streq(property, "ProcessesProtected"))
 		return sd_bus_message_append(reply, "u", (uint32_t)st.processes_protected);
+	if (streq(property, "CgroupsProtected"))
+		return sd_bus_message_append(reply, "u", (uint32_t)st.cgroups_protected);
 	if (streq(property, "ExecEvents"))
 		return sd_bus_message_append(reply, "t", st.exec_events);
 	if (streq(property, "ExitEvents"))
@@ -109,32 +106,21 @@ static int get_property(sd_bus *bus, const char *path, const char *interface, co
 	return -ENOENT;
 }
 
-/* Explain: root, or the owner of the process (it reveals the exe). */
+/* Explain names the executable: bus_may_see(), the rule of the lists. */
 static int may_explain(struct bus *b, sd_bus_message *msg, pid_t pid, sd_bus_error *error)
 {
-	_cleanup_(sd_bus_creds_unrefp) sd_bus_creds *c = NULL;
-	char name[16];
-	struct stat st;
-	uid_t uid;
+	uid_t uid, owner;
 	int r;
 
-	r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT, &c);
+	r = bus_caller_uid(msg, &uid);
 	if (r < 0)
 		return r;
-	r = sd_bus_creds_get_euid(c, &uid);
-	if (r < 0)
-		r = sd_bus_creds_get_uid(c, &uid);
-	if (r < 0)
-		return r;
-	if (uid == 0)
+	if (bus_may_see(manager_proc_fd(b->m), uid, pid))
 		return 0;
-	snprintf(name, sizeof(name), "%d", (int)pid);
-	if (fstatat(manager_proc_fd(b->m), name, &st, 0) < 0)
+	if (bus_process_owner(manager_proc_fd(b->m), pid, &owner) < 0)
 		return sd_bus_error_setf(error, EXECGUARD_BUS_ERROR_NO_PROCESS, "No process %d", (int)pid);
-	if (st.st_uid != uid)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-					 "Process %d is not yours: only root may explain it", (int)pid);
-	return 0;
+	return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+				 "Process %d is not yours: only root may explain it", (int)pid);
 }
 
 static int method_explain(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -207,9 +193,7 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	char summary[128];
 	int r;
 
-	/* Unit files may have changed too: read them again with the rest. */
-	units_flush(b->units);
-	r = manager_reload(b->m, &rejected);
+	r = b->ctl.reload(b->userdata, &rejected);
 	if (r < 0) {
 		char *text = NULL;
 		size_t len = 0;
@@ -277,6 +261,27 @@ static int method_list_prewarm(sd_bus_message *msg, void *userdata, sd_bus_error
 	return sd_bus_send(NULL, reply, NULL);
 }
 
+static int method_list_units(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	struct bus *b = userdata;
+
+	return bus_status_list_units(&b->status, msg, false, error);
+}
+
+static int method_list_units_ex(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	struct bus *b = userdata;
+
+	return bus_status_list_units(&b->status, msg, true, error);
+}
+
+static int method_list_libraries(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	struct bus *b = userdata;
+
+	return bus_status_list_libraries(&b->status, msg, error);
+}
+
 #define PROP(name, sig) SD_BUS_PROPERTY(name, sig, get_property, 0, 0)
 
 static const sd_bus_vtable manager_vtable[] = {
@@ -285,6 +290,7 @@ static const sd_bus_vtable manager_vtable[] = {
 	PROP("Backend", "s"),
 	PROP("DryRun", "b"),
 	PROP("ProcessesProtected", "u"),
+	PROP("CgroupsProtected", "u"),
 	PROP("ExecEvents", "t"),
 	PROP("ExitEvents", "t"),
 	PROP("Decisions", "t"),
@@ -325,11 +331,7 @@ static int bus_connect(struct bus *b);
 
 static void arm_retry(struct bus *b)
 {
-	uint64_t now;
-
-	sd_event_now(manager_event(b->m), CLOCK_MONOTONIC, &now);
-	sd_event_source_set_time(b->retry, now + b->retry_usec);
-	sd_event_source_set_enabled(b->retry, SD_EVENT_ONESHOT);
+	(void)event_timer_set(b->retry, event_now(b->event) + b->retry_usec);
 	b->retry_usec = b->retry_usec * 2 > RETRY_MAX_USEC ? RETRY_MAX_USEC : b->retry_usec * 2;
 }
 
@@ -366,9 +368,9 @@ static int on_filter(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 		return 0;
 	log_event(LOG_WARNING, MID_BUS_LOST, NULL,
 		  "lost the system bus: protection goes on, without the D-Bus interface and new unit lookups; reconnecting");
-	units_set_bus(b->units, NULL);
+	b->ctl.connected(b->userdata, NULL);
 	b->dead = TAKE_PTR(b->bus);
-	sd_event_source_set_enabled(b->drop, SD_EVENT_ONESHOT);
+	(void)event_source_enable(b->drop, SD_EVENT_ONESHOT);
 	b->retry_usec = RETRY_MIN_USEC;
 	b->said_absent = true;
 	arm_retry(b);
@@ -404,7 +406,7 @@ static int bus_open(struct bus *b, sd_bus **ret)
 					  manager_vtable, b)) < 0 ||
 	    (r = bus_containers_add(bus, b->m)) < 0 ||
 	    (r = sd_bus_request_name_async(bus, NULL, EXECGUARD_BUS_NAME, 0, on_name, b)) < 0 ||
-	    (r = sd_bus_attach_event(bus, manager_event(b->m), SD_EVENT_PRIORITY_NORMAL)) < 0)
+	    (r = sd_bus_attach_event(bus, b->event, SD_EVENT_PRIORITY_NORMAL)) < 0)
 		return r;
 	*ret = TAKE_PTR(bus);
 	return 0;
@@ -418,9 +420,8 @@ static int bus_connect(struct bus *b)
 	if (r < 0) {
 		if (!b->said_absent) {
 			b->said_absent = true;
-			log_event(LOG_NOTICE, MID_BUS, NULL,
-				  "no system bus (%s): working without the D-Bus interface and unit [X-ExecGuard] lookups; retrying in the background",
-				  strerror(-r));
+			log_event_errno(LOG_NOTICE, r, MID_BUS, NULL,
+					"no system bus (%m): working without the D-Bus interface and unit [X-ExecGuard] lookups; retrying in the background");
 		}
 		return r;
 	}
@@ -428,13 +429,11 @@ static int bus_connect(struct bus *b)
 		log_event(LOG_NOTICE, MID_BUS_BACK, NULL, "connected to the system bus again");
 	b->said_absent = false;
 	b->retry_usec = RETRY_MIN_USEC;
-	r = units_set_bus(b->units, b->bus);
-	if (r < 0)
-		log_warning_errno(r, "cannot watch systemd on the bus: %m");
+	b->ctl.connected(b->userdata, b->bus);
 	return 0;
 }
 
-int bus_new(struct manager *m, struct units *u, struct bus **ret)
+int bus_new(struct manager *m, struct units *u, const struct bus_control *ctl, void *userdata, struct bus **ret)
 {
 	struct bus *b = calloc(1, sizeof(*b));
 	int r;
@@ -443,17 +442,18 @@ int bus_new(struct manager *m, struct units *u, struct bus **ret)
 		return -ENOMEM;
 	b->m = m;
 	b->units = u;
+	b->ctl = *ctl;
+	b->userdata = userdata;
+	b->event = manager_event(m);
+	b->status = (struct bus_status){ .event = b->event, .m = m, .units = u };
 	b->retry_usec = RETRY_MIN_USEC;
-	r = sd_event_add_time(manager_event(m), &b->retry, CLOCK_MONOTONIC, UINT64_MAX, 100000,
-			      on_retry, b);
+	r = event_add_timer(b->event, &b->retry, "bus-retry", on_retry, b);
 	if (r >= 0)
-		r = sd_event_add_defer(manager_event(m), &b->drop, on_drop, b);
+		r = event_add_defer(b->event, &b->drop, "bus-drop", on_drop, b);
 	if (r < 0) {
 		bus_free(b);
 		return r;
 	}
-	sd_event_source_set_enabled(b->retry, SD_EVENT_OFF);
-	sd_event_source_set_enabled(b->drop, SD_EVENT_OFF);
 	if (bus_connect(b) < 0)
 		arm_retry(b);
 	*ret = b;
@@ -464,9 +464,9 @@ struct bus *bus_free(struct bus *b)
 {
 	if (!b)
 		return NULL;
-	status_jobs_free(b);
-	if (b->units)
-		units_set_bus(b->units, NULL);
+	bus_status_done(&b->status);
+	if (b->bus)
+		b->ctl.connected(b->userdata, NULL);
 	if (b->bus) {
 		sd_bus_detach_event(b->bus);
 		b->bus = sd_bus_flush_close_unref(b->bus);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
 #include <libmount.h>
+#include <stdio.h>
 #include <systemd/sd-login.h>
 
 #include "cgroup.h"
@@ -71,7 +73,7 @@ int cgroup1_find_memory_mount(const char *mountinfo, char **ret_path)
 	return find_cgroup_mount(mountinfo, true, ret_path);
 }
 
-int cgroup_parse_proc_cgroup(const char *buf, size_t len, char **ret_path)
+int cgroup_find_proc_cgroup(const char *buf, size_t len, const char **ret, size_t *ret_len)
 {
 	const char *p = buf, *end = buf + len, *found = NULL;
 	size_t found_len = 0;
@@ -92,6 +94,19 @@ int cgroup_parse_proc_cgroup(const char *buf, size_t len, char **ret_path)
 		return -ENOENT;
 	if (found_len == 0 || found[0] != '/' || memchr(found, '\0', found_len))
 		return -EBADMSG;
+	*ret = found;
+	*ret_len = found_len;
+	return 0;
+}
+
+int cgroup_parse_proc_cgroup(const char *buf, size_t len, char **ret_path)
+{
+	const char *found;
+	size_t found_len;
+	int r = cgroup_find_proc_cgroup(buf, len, &found, &found_len);
+
+	if (r < 0)
+		return r;
 	*ret_path = memdup_str(found, found_len);
 	return *ret_path ? 0 : -ENOMEM;
 }
@@ -173,4 +188,88 @@ int cgroup_relative(const char *cgroup_path, const char **ret)
 	p = cgroup_path + strspn(cgroup_path, "/");
 	*ret = *p ? p : ".";
 	return 0;
+}
+
+/* Appends the pids in rel/cgroup.procs, and of its children, to *pids. */
+static int list_pids(int root_fd, const char *rel, unsigned depth, size_t max, pid_t **pids, size_t *n,
+		     size_t *allocated)
+{
+	_cleanup_free_ char *buf = NULL;
+	char path[4096];
+	size_t len;
+	DIR *d;
+	int fd, r;
+
+	if (depth > 8)
+		return 0; /* a unit's delegated subtree deeper than this is not listed */
+	if (snprintf(path, sizeof(path), "%s/cgroup.procs", rel) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	r = read_file_at(root_fd, path, 1 << 20, &buf, &len);
+	if (r < 0)
+		return r;
+	for (char *p = buf, *end; p < buf + len && *n < max; p = end + 1) {
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (v <= 0)
+			continue;
+		if (*n == *allocated) {
+			size_t na = *allocated ? *allocated * 2 : 16;
+			pid_t *np = reallocarray(*pids, na, sizeof(pid_t));
+
+			if (!np)
+				return -ENOMEM;
+			*pids = np;
+			*allocated = na;
+		}
+		(*pids)[(*n)++] = (pid_t)v;
+	}
+	fd = openat(root_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	for (struct dirent *de; *n < max && (de = readdir(d));) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", rel, de->d_name) >= (int)sizeof(path))
+			continue;
+		(void)list_pids(root_fd, path, depth + 1, max, pids, n, allocated);
+	}
+	closedir(d);
+	return 0;
+}
+
+int cgroup_list_pids(int root_fd, const char *cgroup_path, size_t max, pid_t **ret_pids, size_t *ret_n)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0, allocated = 0;
+	const char *rel;
+	int r;
+
+	*ret_pids = NULL;
+	*ret_n = 0;
+	r = cgroup_relative(cgroup_path, &rel);
+	if (r < 0)
+		return r;
+	r = list_pids(root_fd, rel, 0, max, &pids, &n, &allocated);
+	if (r < 0)
+		return r;
+	*ret_pids = TAKE_PTR(pids);
+	*ret_n = n;
+	return 0;
+}
+
+char *cgroup_unit_root(const char *cgroup, const char *unit)
+{
+	size_t ul = strlen(unit);
+
+	for (const char *p = cgroup; (p = strstr(p, unit)); p++)
+		if (p > cgroup && p[-1] == '/' && (p[ul] == '/' || p[ul] == '\0'))
+			return strndup(cgroup, (size_t)(p - cgroup) + ul);
+	return strdup(cgroup);
 }

@@ -20,6 +20,8 @@ int cgroup1_find_memory_mount(const char *mountinfo, char **ret_path);
  * process has none, -EBADMSG if the text is ambiguous (a cgroup name
  * with a newline can forge a second line). */
 int cgroup_parse_proc_cgroup(const char *buf, size_t len, char **ret_path);
+/* The same without a copy: where in buf the path is, and its length. */
+int cgroup_find_proc_cgroup(const char *buf, size_t len, const char **ret, size_t *ret_len);
 
 /* The systemd unit a cgroup path belongs to: the first component after
  * the leading slices ("/system.slice/nginx.service/x" -> nginx.service).
@@ -40,3 +42,13 @@ bool cgroup_next_ancestor(const char *path, size_t *len);
 /* "/a/b/c" -> "a/b/c": a path usable with openat() on the mount fd.
  * Refuses "." and ".." components. */
 int cgroup_relative(const char *cgroup_path, const char **ret);
+
+/* The pids in the cgroup at cgroup_path (from the cgroup2 root fd) and
+ * in its descendants down to 8 levels below, at most max of them, in a
+ * malloc'ed array (NULL when there are none). -ENOENT: no such cgroup. */
+int cgroup_list_pids(int root_fd, const char *cgroup_path, size_t max, pid_t **ret_pids, size_t *ret_n);
+
+/* A unit's own cgroup from the path of one of its cgroups: cut after the
+ * component named like the unit ("/s.slice/x.service/sub", "x.service"
+ * -> "/s.slice/x.service"); the path itself when none is. malloc'ed. */
+char *cgroup_unit_root(const char *cgroup, const char *unit);

@@ -3,6 +3,7 @@
 #include <linux/connector.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "cnproc.h"
 #include "util.h"
@@ -121,6 +122,30 @@ bool kernel_release_at_least(const char *release, unsigned major, unsigned minor
 	if (sscanf(release, "%u.%u", &a, &b) < 2)
 		return false;
 	return a > major || (a == major && b >= minor);
+}
+
+/* The kernel's fixed inode numbers of the initial namespaces
+ * (include/linux/proc_ns.h). */
+#define PROC_USER_INIT_INO 0xEFFFFFFDU
+#define PROC_PID_INIT_INO 0xEFFFFFFCU
+
+const char *cnproc_namespace_refused(uint64_t pid_ns, uint64_t user_ns)
+{
+	if (pid_ns != PROC_PID_INIT_INO)
+		return "PID";
+	if (user_ns != PROC_USER_INIT_INO)
+		return "user";
+	return NULL;
+}
+
+const char *cnproc_namespace_refused_self(void)
+{
+	struct stat p, u;
+
+	/* The daemon's own, whatever proc root it watches. */
+	if (stat("/proc/self/ns/pid", &p) < 0 || stat("/proc/self/ns/user", &u) < 0)
+		return NULL;
+	return cnproc_namespace_refused(p.st_ino, u.st_ino);
 }
 
 int cnproc_open(int rcvbuf)

@@ -31,6 +31,15 @@ int cnproc_decode(const void *buf, size_t len, struct cnproc_event *out, size_t 
 /* Whether "6.12.3-foo" is at least major.minor. */
 bool kernel_release_at_least(const char *release, unsigned major, unsigned minor);
 
+/* The kernel sends proc connector events only to listeners in the
+ * initial PID and user namespaces, and ignores the subscription of any
+ * other silently. NULL when pid_ns and user_ns (the inode numbers of
+ * /proc/self/ns/pid and .../user) are the initial ones, else which one
+ * is not: "PID", "user". */
+const char *cnproc_namespace_refused(uint64_t pid_ns, uint64_t user_ns);
+/* The same for this process (NULL when /proc/self/ns cannot tell). */
+const char *cnproc_namespace_refused_self(void);
+
 /* Open, bind and size the socket (SO_RCVBUFFORCE, else SO_RCVBUF). */
 int cnproc_open(int rcvbuf);
 

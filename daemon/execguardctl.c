@@ -166,7 +166,7 @@ static int connect_daemon(sd_bus **ret)
 	int r = sd_bus_open_system(ret);
 
 	if (r < 0) {
-		fprintf(stderr, "execguardctl: cannot connect to the system bus: %s\n", strerror(-r));
+		fprintf(stderr, "execguardctl: cannot connect to the system bus: %s\n", STRERROR(r));
 		return -EXIT_NO_DAEMON;
 	}
 	if (arg_timeout_usec)
@@ -217,7 +217,7 @@ static int call_failed(sd_bus *bus, const char *what, const sd_bus_error *e, int
 		return EXIT_FAILED;
 	}
 	fprintf(stderr, "execguardctl: %s: %s\n", what,
-		e && e->message ? e->message : strerror(-r));
+		e && e->message ? e->message : STRERROR(r));
 	return EXIT_FAILED;
 }
 
@@ -328,7 +328,7 @@ static int get_props(sd_bus *bus, sd_bus_message **reply, struct props *p)
 	if (r >= 0)
 		r = sd_bus_message_exit_container(*reply);
 	if (r < 0) {
-		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
+		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", STRERROR(r));
 		return -EXIT_FAILED;
 	}
 	return 0;
@@ -521,7 +521,7 @@ static int cmd_status(sd_bus *bus)
 	}
 	if (r < 0) {
 		json_object_put(root);
-		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
+		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", STRERROR(r));
 		return EXIT_FAILED;
 	}
 	if (!arg_json && !n)
@@ -622,7 +622,7 @@ static int cmd_libs(sd_bus *bus)
 	}
 	if (r < 0) {
 		json_object_put(list);
-		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
+		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", STRERROR(r));
 		return EXIT_FAILED;
 	}
 	if (list)
@@ -745,7 +745,7 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 	return EXIT_OK;
 bad:
 	json_object_put(root);
-	fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
+	fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", STRERROR(r));
 	return EXIT_FAILED;
 }
 
@@ -851,7 +851,7 @@ static int metrics_write(const struct metrics_daemon *d, const struct metrics_un
 
 	r = metrics_format(d, u, n, &text, &len);
 	if (r < 0) {
-		fprintf(stderr, "execguardctl: metrics: %s\n", strerror(-r));
+		fprintf(stderr, "execguardctl: metrics: %s\n", STRERROR(r));
 		return EXIT_FAILED;
 	}
 	if (!arg_output) {
@@ -860,7 +860,7 @@ static int metrics_write(const struct metrics_daemon *d, const struct metrics_un
 	}
 	r = write_file_atomic(arg_output, text, len, 0644);
 	if (r < 0) {
-		fprintf(stderr, "execguardctl: cannot write %s: %s\n", arg_output, strerror(-r));
+		fprintf(stderr, "execguardctl: cannot write %s: %s\n", arg_output, STRERROR(r));
 		return EXIT_FAILED;
 	}
 	return EXIT_OK;
@@ -944,7 +944,7 @@ static int cmd_metrics(sd_bus *bus)
 	}
 	if (r < 0) {
 		metrics_rows_done(&rows);
-		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", strerror(-r));
+		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", STRERROR(r));
 		return metrics_down(EXIT_FAILED);
 	}
 	for (size_t i = 0; i < rows.n; i++)
@@ -1101,7 +1101,7 @@ static int cmd_check_config(char **files)
 		if (r > 0)
 			n_unit_sections++;
 		else if (p.n_errors == before && access(units.v[i], F_OK) < 0)
-			policy_add_error(&p, units.v[i], 0, "cannot open: %s", strerror(errno));
+			policy_add_error(&p, units.v[i], 0, "cannot open: %s", STRERROR(errno));
 		else if (p.n_errors == before && files[0])
 			policy_add_warning(&p, units.v[i], 0, "no [X-ExecGuard] section");
 		free(source);

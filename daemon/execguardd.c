@@ -67,21 +67,80 @@ static int parse_log_level(const char *s)
 	return -EINVAL;
 }
 
+enum {
+	ARG_VERSION = 0x100,
+	ARG_BACKEND,
+	ARG_CHECK,
+	ARG_CGROUP_ROOT,
+	ARG_PROC_ROOT,
+	ARG_STATE_DIR,
+	ARG_PREWARM_DIR,
+	ARG_RCVBUF,
+	ARG_LOG_TARGET,
+	ARG_LOG_LEVEL,
+};
+
+/* An option's value: 0, or -EINVAL after saying what is expected. */
+static int parse_value(struct options *o, int c, const char *arg)
+{
+	int r;
+
+	switch (c) {
+	case ARG_BACKEND:
+		r = backend_choice_from_string(arg);
+		if (r < 0) {
+			fprintf(stderr, "execguardd: --backend=%s: expected auto, kernel, lock or none\n", arg);
+			return -EINVAL;
+		}
+		o->args.backend_override = r;
+		break;
+	case ARG_PREWARM_DIR:
+		if (arg[0] != '/') {
+			fprintf(stderr, "execguardd: --prewarm-dir=%s: expected an absolute path\n", arg);
+			return -EINVAL;
+		}
+		o->args.prewarm_dir = arg;
+		break;
+	case ARG_RCVBUF: {
+		char *end;
+		long v = strtol(arg, &end, 10);
+
+		if (*end || v < 4096 || v > (1L << 30)) {
+			fprintf(stderr, "execguardd: --receive-buffer=%s: expected bytes from 4096 to 1073741824\n", arg);
+			return -EINVAL;
+		}
+		o->args.receive_buffer = (int)v;
+		break;
+	}
+	case ARG_LOG_TARGET:
+		if (streq(arg, "auto"))
+			o->log_target = LOG_TARGET_AUTO;
+		else if (streq(arg, "journal"))
+			o->log_target = LOG_TARGET_JOURNAL;
+		else if (streq(arg, "stderr"))
+			o->log_target = LOG_TARGET_STDERR;
+		else if (streq(arg, "stderr-fields"))
+			o->log_target = LOG_TARGET_STDERR_FIELDS;
+		else {
+			fprintf(stderr, "execguardd: --log-target=%s: expected auto, journal, stderr or stderr-fields\n",
+				arg);
+			return -EINVAL;
+		}
+		break;
+	case ARG_LOG_LEVEL:
+		o->log_level = parse_log_level(arg);
+		if (o->log_level < 0) {
+			fprintf(stderr, "execguardd: --log-level=%s: expected err, warning, notice, info or debug\n", arg);
+			return -EINVAL;
+		}
+		break;
+	}
+	return 0;
+}
+
 /* 1: go on; 0: done (help, version); <0: error. */
 static int parse_argv(int argc, char **argv, struct options *o)
 {
-	enum {
-		ARG_VERSION = 0x100,
-		ARG_BACKEND,
-		ARG_CHECK,
-		ARG_CGROUP_ROOT,
-		ARG_PROC_ROOT,
-		ARG_STATE_DIR,
-		ARG_PREWARM_DIR,
-		ARG_RCVBUF,
-		ARG_LOG_TARGET,
-		ARG_LOG_LEVEL,
-	};
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
@@ -112,14 +171,6 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		case 'c':
 			o->config = optarg;
 			break;
-		case ARG_BACKEND:
-			r = backend_choice_from_string(optarg);
-			if (r < 0) {
-				fprintf(stderr, "execguardd: --backend=%s: expected auto, kernel, lock or none\n", optarg);
-				return -EINVAL;
-			}
-			o->args.backend_override = r;
-			break;
 		case 'n':
 			o->args.dry_run = true;
 			break;
@@ -135,45 +186,14 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		case ARG_STATE_DIR:
 			o->args.state_dir = optarg;
 			break;
+		case ARG_BACKEND:
 		case ARG_PREWARM_DIR:
-			if (optarg[0] != '/') {
-				fprintf(stderr, "execguardd: --prewarm-dir=%s: expected an absolute path\n", optarg);
-				return -EINVAL;
-			}
-			o->args.prewarm_dir = optarg;
-			break;
-		case ARG_RCVBUF: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-
-			if (*end || v < 4096 || v > (1L << 30)) {
-				fprintf(stderr, "execguardd: --receive-buffer=%s: expected bytes from 4096 to 1073741824\n", optarg);
-				return -EINVAL;
-			}
-			o->args.receive_buffer = (int)v;
-			break;
-		}
+		case ARG_RCVBUF:
 		case ARG_LOG_TARGET:
-			if (streq(optarg, "auto"))
-				o->log_target = LOG_TARGET_AUTO;
-			else if (streq(optarg, "journal"))
-				o->log_target = LOG_TARGET_JOURNAL;
-			else if (streq(optarg, "stderr"))
-				o->log_target = LOG_TARGET_STDERR;
-			else if (streq(optarg, "stderr-fields"))
-				o->log_target = LOG_TARGET_STDERR_FIELDS;
-			else {
-				fprintf(stderr, "execguardd: --log-target=%s: expected auto, journal, stderr or stderr-fields\n",
-					optarg);
-				return -EINVAL;
-			}
-			break;
 		case ARG_LOG_LEVEL:
-			o->log_level = parse_log_level(optarg);
-			if (o->log_level < 0) {
-				fprintf(stderr, "execguardd: --log-level=%s: expected err, warning, notice, info or debug\n", optarg);
-				return -EINVAL;
-			}
+			r = parse_value(o, c, optarg);
+			if (r < 0)
+				return r;
 			break;
 		case 'v':
 			o->log_level = LOG_DEBUG;

@@ -148,3 +148,31 @@ struct hashmap_entry *hashmap_next(const struct hashmap *m, size_t *bucket, stru
 			return m->buckets[*bucket];
 	return NULL;
 }
+
+struct hashmap_entry *hashmap_iter_next(const struct hashmap *m, struct hashmap_iter *it)
+{
+	struct hashmap_entry *e = it->next;
+
+	for (; !e && it->bucket < m->n_buckets; it->bucket++)
+		e = m->buckets[it->bucket];
+	if (e)
+		it->next = e->next;
+	return e;
+}
+
+void *hashmap_steal(struct hashmap *m, size_t *cursor)
+{
+	for (; *cursor < m->n_buckets; (*cursor)++) {
+		struct hashmap_entry *e = m->buckets[*cursor];
+		void *v;
+
+		if (!e)
+			continue;
+		m->buckets[*cursor] = e->next;
+		v = e->value;
+		free(e);
+		m->n_items--;
+		return v;
+	}
+	return NULL;
+}

@@ -35,5 +35,24 @@ void *hashmap_get(const struct hashmap *m, const void *key);
 int hashmap_put(struct hashmap *m, const void *key, void *value);
 void *hashmap_remove(struct hashmap *m, const void *key);
 
-/* Iterate: for (size_t i = 0; (e = hashmap_next(m, &i, e)); ) */
+/* Iterate: for (size_t i = 0; (e = hashmap_next(m, &i, e)); ). Nothing
+ * may be added or removed meanwhile. */
 struct hashmap_entry *hashmap_next(const struct hashmap *m, size_t *bucket, struct hashmap_entry *prev);
+
+/* Iterate where the entry just returned may be removed (that one only;
+ * nothing added): every entry once, each bucket visited once.
+ *   struct hashmap_iter it = HASHMAP_ITER_INIT;
+ *   while ((e = hashmap_iter_next(m, &it)))
+ *           if (unwanted(e->value)) free(hashmap_remove(m, e->key));
+ */
+struct hashmap_iter {
+	size_t bucket;		    /* the next bucket to look in */
+	struct hashmap_entry *next; /* the entry after the one returned */
+};
+#define HASHMAP_ITER_INIT { 0, NULL }
+struct hashmap_entry *hashmap_iter_next(const struct hashmap *m, struct hashmap_iter *it);
+
+/* Take any one entry out and return its value, NULL when empty: a drain,
+ * while ((v = hashmap_steal(m, &cursor))) free(v), with cursor = 0 at the
+ * start, looks at each bucket once in all. */
+void *hashmap_steal(struct hashmap *m, size_t *cursor);

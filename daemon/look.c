@@ -95,6 +95,32 @@ int look_at(int proc_fd, pid_t pid, struct look *l)
 	return 0;
 }
 
+int look_cgroup(int proc_fd, pid_t pid, char *buf, size_t size, const char **ret)
+{
+	char name[32];
+	_cleanup_close_ int fd = -1;
+	const char *found;
+	size_t found_len;
+	ssize_t n;
+	int r;
+
+	snprintf(name, sizeof(name), "%d/cgroup", (int)pid);
+	fd = openat(proc_fd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
+	n = read(fd, buf, size);
+	if (n < 0)
+		return errno == ESRCH ? -ESRCH : -errno;
+	if ((size_t)n == size)
+		return -E2BIG;
+	r = cgroup_find_proc_cgroup(buf, (size_t)n, &found, &found_len);
+	if (r < 0)
+		return r;
+	((char *)found)[found_len] = '\0'; /* within buf: the line's newline, or past the text read */
+	*ret = found;
+	return 0;
+}
+
 int look_at_exe(struct look *l)
 {
 	char exe[4096];

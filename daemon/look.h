@@ -30,6 +30,11 @@ void look_done(struct look *l);
  * look_done() it. */
 int look_at(int proc_fd, pid_t pid, struct look *l);
 
+/* Only the cgroup2 path of pid, into buf (one read of /proc/PID/cgroup,
+ * nothing kept open): *ret points into buf. -ESRCH: gone; -ENOENT: no
+ * cgroup2 path; -E2BIG: longer than buf (look_at() reads any length). */
+int look_cgroup(int proc_fd, pid_t pid, char *buf, size_t size, const char **ret);
+
 /* Its executable, only when a rule looks at it. -ENOENT: a kernel
  * thread. */
 int look_at_exe(struct look *l);

@@ -2,10 +2,11 @@
 /* Protect=auto in the manager: the units auto rules match are watched;
  * a timer samples them (and only them): text faults (textfault.h), the
  * system's and the unit's memory PSI; the engine (autoprotect.h)
- * decides; a decision acts by deciding the unit's processes again, so a
- * protection takes the same path as Protect=yes (examine() ->
- * protect_now() -> backend->protect()) and a release the same as a
- * policy that stopped protecting. */
+ * decides; a decision acts by deciding the unit's processes again (the
+ * apply callback the caller passes: manager-decide.c), so a protection
+ * takes the same path as Protect=yes (examine() -> protect_now() ->
+ * backend->protect()) and a release the same as a policy that stopped
+ * protecting. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -15,7 +16,9 @@
 
 #include "autoprotect.h"
 #include "cgroup.h"
-#include "manager-internal.h"
+#include "manager-auto.h"
+#include "manager-tracking.h"
+#include "manager-view.h"
 #include "maps.h"
 #include "psi.h"
 #include "textfault.h"
@@ -27,7 +30,7 @@ struct auto_unit {
 	char *unit, *cgroup;
 	struct rule_settings settings;
 	bool seen;		/* decided watched since the last reload */
-	uint64_t cost, cost_at_usec; /* its text, and when it was read (0: never) */
+	struct text_estimate cost; /* its text */
 	bool no_figures_said;	/* MID_AUTO_NO_FIGURES logged */
 };
 
@@ -38,17 +41,6 @@ static void auto_unit_free(struct auto_unit *u)
 	free(u->unit);
 	free(u->cgroup);
 	free(u);
-}
-
-/* The unit's cgroup from a process's path below it. */
-static char *unit_cgroup_of(const char *cgroup, const char *unit)
-{
-	size_t ul = strlen(unit);
-
-	for (const char *p = cgroup; (p = strstr(p, unit)); p++)
-		if (p > cgroup && p[-1] == '/' && (p[ul] == '/' || p[ul] == '\0'))
-			return strndup(cgroup, (size_t)(p - cgroup) + ul);
-	return strdup(cgroup);
 }
 
 static uint64_t mem_total(void)
@@ -83,25 +75,26 @@ int auto_setup(struct manager *m)
 	r = text_faults_new(m->cgroup_root_fd, m->proc_fd, &m->text_faults);
 	if (r < 0)
 		return log_error_errno(r, "cannot set up the text fault reader: %m");
-	return manager_add_timer(m, &m->auto_timer, "auto-sample", on_auto_timer);
+	return 0;
 }
 
 void auto_free(struct manager *m)
 {
-	struct hashmap_entry *e;
-	size_t i;
+	struct auto_unit *u;
+	size_t cursor = 0;
 
-	for (;;) {
-		i = 0;
-		e = hashmap_next(&m->auto_units, &i, NULL);
-		if (!e)
-			break;
-		auto_unit_free(hashmap_remove(&m->auto_units, e->key));
-	}
+	struct text_estimate *est;
+
+	while ((u = hashmap_steal(&m->auto_units, &cursor)))
+		auto_unit_free(u);
 	hashmap_done(&m->auto_units);
+	for (cursor = 0; (est = hashmap_steal(&m->auto_estimates, &cursor));) {
+		free(est->key);
+		free(est);
+	}
+	hashmap_done(&m->auto_estimates);
 	m->autoprotect = autoprotect_free(m->autoprotect);
 	m->text_faults = text_faults_free(m->text_faults);
-	m->auto_timer = sd_event_source_disable_unref(m->auto_timer);
 }
 
 static void arm_auto_timer(struct manager *m)
@@ -110,8 +103,8 @@ static void arm_auto_timer(struct manager *m)
 
 	if (!m->auto_timer || (sd_event_source_get_enabled(m->auto_timer, &on) >= 0 && on != SD_EVENT_OFF))
 		return;
-	(void)manager_timer_set(m, m->auto_timer,
-				manager_now(m) + (uint64_t)m->policy.daemon.auto_interval_sec * 1000000ULL);
+	(void)event_timer_set(m->auto_timer,
+				event_now(m->event) + (uint64_t)m->policy.daemon.auto_interval_sec * 1000000ULL);
 }
 
 static void auto_forget(struct manager *m, const char *unit)
@@ -135,7 +128,7 @@ void auto_on_decision(struct manager *m, const char *unit_name, const char *cgro
 	if (!u) {
 		u = calloc(1, sizeof(*u));
 		if (!u || !(u->unit = strdup(unit)) ||
-		    !(u->cgroup = unit_name ? unit_cgroup_of(cgroup, unit_name) : strdup(cgroup)) ||
+		    !(u->cgroup = unit_name ? cgroup_unit_root(cgroup, unit_name) : strdup(cgroup)) ||
 		    hashmap_put(&m->auto_units, u->unit, u) < 0 || autoprotect_watch(m->autoprotect, unit) < 0) {
 			if (u && hashmap_get(&m->auto_units, unit) == u)
 				hashmap_remove(&m->auto_units, unit);
@@ -168,84 +161,15 @@ void auto_reload_begin(struct manager *m)
  * forgotten (its processes were decided by the new policy already). */
 void auto_reload_end(struct manager *m)
 {
+	struct hashmap_iter it = HASHMAP_ITER_INIT;
 	struct hashmap_entry *e;
-	size_t i;
-	bool again;
 
-	do {
-		again = false;
-		i = 0;
-		e = NULL;
-		while ((e = hashmap_next(&m->auto_units, &i, e))) {
-			struct auto_unit *u = e->value;
+	while ((e = hashmap_iter_next(&m->auto_units, &it))) {
+		struct auto_unit *u = e->value;
 
-			if (!u->seen) {
-				auto_forget(m, u->unit);
-				again = true;
-				break;
-			}
-		}
-	} while (again);
-}
-
-/* Every pid in the cgroup at rel and below, appended to *pids. */
-static int cgroup_pids(int root_fd, const char *rel, unsigned depth, pid_t **pids, size_t *n)
-{
-	_cleanup_free_ char *buf = NULL;
-	char path[4096];
-	size_t len;
-	DIR *d;
-	int fd, r;
-
-	if (depth > 8)
-		return 0; /* a unit's delegated subtree deeper than this is not sampled */
-	if (snprintf(path, sizeof(path), "%s/cgroup.procs", rel) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
-	r = read_file_at(root_fd, path, 1 << 20, &buf, &len);
-	if (r < 0)
-		return r;
-	for (char *p = buf, *end; p < buf + len; p = end + 1) {
-		long v = strtol(p, &end, 10);
-		pid_t *np;
-
-		if (end == p)
-			break;
-		if (v <= 0)
-			continue;
-		np = realloc(*pids, (*n + 1) * sizeof(pid_t));
-		if (!np)
-			return -ENOMEM;
-		*pids = np;
-		(*pids)[(*n)++] = (pid_t)v;
+		if (!u->seen)
+			auto_forget(m, u->unit); /* removes this entry only */
 	}
-	fd = openat(root_fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	for (struct dirent *de; (de = readdir(d));) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", rel, de->d_name) >= (int)sizeof(path))
-			continue;
-		(void)cgroup_pids(root_fd, path, depth + 1, pids, n);
-	}
-	closedir(d);
-	return 0;
-}
-
-static int unit_pids(struct manager *m, const char *cgroup, pid_t **pids, size_t *n)
-{
-	const char *rel;
-
-	*pids = NULL;
-	*n = 0;
-	if (cgroup_relative(cgroup, &rel) < 0)
-		return -EINVAL;
-	return cgroup_pids(m->cgroup_root_fd, rel[0] ? rel : ".", 0, pids, n);
 }
 
 struct range {
@@ -328,130 +252,169 @@ static uint64_t capped(const struct manager *m, const struct rule_settings *s, u
 	return bytes < cap ? bytes : cap;
 }
 
-/* A unit's text is read again at most this often: every round would read
- * the mappings of every process of every protected unit. */
+/* What a unit's text costs: estimated from at most SAMPLE_PIDS of its
+ * processes (they map the same program and libraries; each file range
+ * counts once), read again at most every COST_TTL_USEC, and never more
+ * than READS_PER_ROUND mappings read in one round whatever the number of
+ * units and processes (a round runs in the event loop): what is not read
+ * in a round keeps its last figure until a later one. */
 #define COST_TTL_USEC (60 * 1000000ULL)
+#define SAMPLE_PIDS 16
+#define READS_PER_ROUND 64
+
+static uint64_t estimate(struct manager *m, struct text_estimate *est, const char *cgroup)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	uint64_t now = event_now(m->event);
+	size_t n = 0, max;
+
+	if (est->at_usec && now - est->at_usec < COST_TTL_USEC)
+		return est->bytes;
+	max = m->auto_reads_left < SAMPLE_PIDS ? m->auto_reads_left : SAMPLE_PIDS;
+	if (!max || cgroup_list_pids(m->cgroup_root_fd, cgroup, max, &pids, &n) < 0)
+		return est->bytes;
+	m->auto_reads_left -= n;
+	est->bytes = pids_text_bytes(m, pids, n);
+	est->at_usec = now;
+	return est->bytes;
+}
 
 static uint64_t auto_cost(void *userdata, const char *key)
 {
 	struct manager *m = userdata;
 	struct auto_unit *u = hashmap_get(&m->auto_units, key);
-	_cleanup_free_ pid_t *pids = NULL;
-	uint64_t now = manager_now(m);
-	size_t n;
 
-	if (!u)
-		return 0;
-	if (u->cost_at_usec && now - u->cost_at_usec < COST_TTL_USEC)
-		return capped(m, &u->settings, u->cost);
-	if (unit_pids(m, u->cgroup, &pids, &n) < 0)
-		return capped(m, &u->settings, u->cost);
-	u->cost = pids_text_bytes(m, pids, n);
-	u->cost_at_usec = now;
-	return capped(m, &u->settings, u->cost);
+	return u ? capped(m, &u->settings, estimate(m, &u->cost, u->cgroup)) : 0;
 }
 
 /* The units explicit rules protect now, with their text: from the
- * tracked processes that no auto decision protects. */
+ * tracked processes and the cgroups protected whole that no auto
+ * decision protects. */
+struct explicit_unit {
+	char *cgroup;		      /* the unit's own */
+	struct rule_settings settings; /* the unit's, for its own cap */
+	bool exact;		      /* cost summed from the lock backend's figures */
+};
+
 struct explicit_set {
 	struct autoprotect_explicit *units;
-	struct rule_settings *settings; /* the unit's, for its own cap */
+	struct explicit_unit *more;
 	size_t n;
 	struct hashmap index; /* unit -> index + 1 */
 };
 
 static void explicit_set_done(struct explicit_set *x)
 {
-	for (size_t i = 0; i < x->n; i++)
+	for (size_t i = 0; i < x->n; i++) {
 		free((char *)x->units[i].key);
+		free(x->more[i].cgroup);
+	}
 	free(x->units);
-	free(x->settings);
+	free(x->more);
 	hashmap_done(&x->index);
 }
 
-static int explicit_collect(struct manager *m, struct explicit_set *x)
+static size_t explicit_get(struct explicit_set *x, const char *key, const char *cgroup, const char *unit,
+			   const struct rule_settings *s)
+{
+	uintptr_t at = (uintptr_t)hashmap_get(&x->index, key);
+	struct autoprotect_explicit *n;
+	struct explicit_unit *nm;
+
+	if (at)
+		return at;
+	n = reallocarray(x->units, x->n + 1, sizeof(*n));
+	if (!n)
+		return 0;
+	x->units = n;
+	nm = reallocarray(x->more, x->n + 1, sizeof(*nm));
+	if (!nm)
+		return 0;
+	x->more = nm;
+	x->units[x->n] = (struct autoprotect_explicit){ .key = strdup(key) };
+	x->more[x->n] = (struct explicit_unit){
+		.cgroup = unit ? cgroup_unit_root(cgroup, unit) : strdup(cgroup),
+		.settings = *s,
+	};
+	x->n++; /* freed with the set from here on */
+	if (!x->units[x->n - 1].key || !x->more[x->n - 1].cgroup ||
+	    hashmap_put(&x->index, x->units[x->n - 1].key, (void *)(uintptr_t)x->n) < 0)
+		return 0;
+	return x->n;
+}
+
+static int explicit_pushed(const struct manager_cgroup_info *c, void *userdata)
+{
+	struct explicit_set *x = userdata;
+
+	if (c->by_auto)
+		return 0;
+	return explicit_get(x, c->unit ?: c->cgroup, c->cgroup, c->unit, c->settings) ? 0 : -ENOMEM;
+}
+
+static struct text_estimate *estimate_get(struct manager *m, const char *key)
+{
+	struct text_estimate *e = hashmap_get(&m->auto_estimates, key);
+
+	if (e)
+		return e;
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->key = strdup(key)) || hashmap_put(&m->auto_estimates, e->key, e) < 0) {
+		if (e)
+			free(e->key);
+		free(e);
+		return NULL;
+	}
+	return e;
+}
+
+static int explicit_collect(struct manager *m, struct explicit_set *x, auto_foreach_pushed_fn foreach_pushed)
 {
 	struct hashmap_entry *e = NULL;
 	size_t i = 0;
+	int r;
 
 	hashmap_init(&x->index, hash_string, equal_string);
 	while ((e = hashmap_next(&m->procs, &i, e))) {
 		struct tracked *t = e->value;
-		uintptr_t at;
-
 		const char *key = t->unit ?: t->cgroup;
+		size_t at;
 
 		if (!key || t->by_auto)
 			continue;
-		at = (uintptr_t)hashmap_get(&x->index, key);
-		if (!at) {
-			struct autoprotect_explicit *n = realloc(x->units, (x->n + 1) * sizeof(*n));
-			struct rule_settings *ns;
-
-			if (!n)
-				return -ENOMEM;
-			x->units = n;
-			ns = realloc(x->settings, (x->n + 1) * sizeof(*ns));
-			if (!ns)
-				return -ENOMEM;
-			x->settings = ns;
-			x->settings[x->n] = t->settings;
-			x->units[x->n] = (struct autoprotect_explicit){ .key = strdup(key) };
-			if (!x->units[x->n].key)
-				return -ENOMEM;
-			x->n++;
-			if (hashmap_put(&x->index, x->units[x->n - 1].key, (void *)(uintptr_t)x->n) < 0)
-				return -ENOMEM;
-			at = x->n;
+		at = explicit_get(x, key, t->cgroup, t->unit, &t->settings);
+		if (!at)
+			return -ENOMEM;
+		/* The lock backend reads the mappings: what it locks at most. */
+		if (t->exec_bytes) {
+			x->units[at - 1].cost += t->exec_bytes;
+			x->more[at - 1].exact = true;
 		}
-		/* The lock backend reads the mappings: what it locks at most.
-		 * The kernel backend does not: read them here, once per
-		 * process (a later look does not change them much). */
-		if (!t->exec_bytes && !t->auto_text_bytes)
-			t->auto_text_bytes = pids_text_bytes(m, &t->pid, 1) ?: 1;
-		x->units[at - 1].cost += t->exec_bytes ?: t->auto_text_bytes;
 	}
-	for (size_t k = 0; k < x->n; k++)
-		x->units[k].cost = capped(m, &x->settings[k], x->units[k].cost);
-	return 0;
-}
+	r = foreach_pushed(m, explicit_pushed, x);
+	if (r < 0)
+		return r;
+	for (size_t k = 0; k < x->n; k++) {
+		struct text_estimate *est = x->more[k].exact ? NULL : estimate_get(m, x->units[k].key);
 
-/* Decide the unit's processes again: the hook in the decision makes
- * them protected (or not) as the engine now says. */
-static void auto_apply(struct manager *m, const struct auto_unit *u)
-{
-	_cleanup_free_ pid_t *pids = NULL;
-	size_t n = 0;
-	int r;
-
-	r = unit_pids(m, u->cgroup, &pids, &n);
-	if (r < 0) {
-		log_debug_errno(r, "Protect=auto: cannot list the processes of %s: %m", u->unit);
-		return;
+		if (est)
+			x->units[k].cost = estimate(m, est, x->more[k].cgroup);
+		x->units[k].cost = capped(m, &x->more[k].settings, x->units[k].cost);
 	}
-	for (size_t i = 0; i < n; i++)
-		(void)examine(m, pids[i], 0);
-	/* A release: what the scan did not find (exited meanwhile). */
-	if (!autoprotect_is_protected(m->autoprotect, u->unit)) {
-		struct hashmap_entry *e;
-		bool again;
+	/* Units no longer protected explicitly: their figures go. */
+	{
+		struct hashmap_iter it = HASHMAP_ITER_INIT;
+		struct hashmap_entry *e2;
 
-		do {
-			size_t i = 0;
+		while ((e2 = hashmap_iter_next(&m->auto_estimates, &it)))
+			if (!hashmap_get(&x->index, e2->key)) {
+				struct text_estimate *est = hashmap_remove(&m->auto_estimates, e2->key);
 
-			again = false;
-			e = NULL;
-			while ((e = hashmap_next(&m->procs, &i, e))) {
-				struct tracked *t = e->value;
-
-				if (t->by_auto && streq_ptr(t->unit ?: t->cgroup, u->unit)) {
-					release_tracked(m, t);
-					again = true;
-					break;
-				}
+				free(est->key);
+				free(est);
 			}
-		} while (again);
 	}
+	return 0;
 }
 
 static void log_decision(struct manager *m, const struct auto_unit *u, const struct autoprotect_decision *d,
@@ -501,10 +464,8 @@ static void log_decision(struct manager *m, const struct auto_unit *u, const str
 	}
 }
 
-/* One round: sample the watched units, decide, act. */
-int on_auto_timer(sd_event_source *s, uint64_t usec, void *userdata)
+void auto_round(struct manager *m, auto_apply_fn apply, auto_foreach_pushed_fn foreach_pushed)
 {
-	struct manager *m = userdata;
 	_cleanup_(explicit_set_done) struct explicit_set x = { 0 };
 	const struct autoprotect_decision *d;
 	struct hashmap_entry *e = NULL;
@@ -513,8 +474,6 @@ int on_auto_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	double system_psi = 0;
 	int r;
 
-	(void)s;
-	(void)usec;
 	/* No PSI (CONFIG_PSI off, psi=0): pressure is unknown, counted as none. */
 	if (psi_read_avg10(m->proc_fd, "pressure/memory", PSI_SOME, &system_psi) < 0)
 		system_psi = 0;
@@ -557,12 +516,13 @@ int on_auto_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	for (size_t k = 0; k < n_gone; k++)
 		auto_forget(m, gone[k]);
 
-	r = explicit_collect(m, &x);
+	m->auto_reads_left = READS_PER_ROUND;
+	r = explicit_collect(m, &x, foreach_pushed);
 	if (r < 0) {
 		log_warning_errno(r, "Protect=auto: cannot decide this round: %m");
 		goto rearm;
 	}
-	r = autoprotect_decide(m->autoprotect, manager_now(m), system_psi, x.units, x.n, auto_cost, m, &d, &n);
+	r = autoprotect_decide(m->autoprotect, event_now(m->event), system_psi, x.units, x.n, auto_cost, m, &d, &n);
 	if (r < 0) {
 		log_warning_errno(r, "Protect=auto: cannot decide this round: %m");
 		goto rearm;
@@ -574,22 +534,19 @@ int on_auto_timer(sd_event_source *s, uint64_t usec, void *userdata)
 			continue;
 		log_decision(m, u, &d[k], system_psi);
 		if (d[k].action != AUTOPROTECT_OVER_BUDGET)
-			auto_apply(m, u);
+			apply(m, u->unit, u->cgroup);
 	}
-	if (m->status_dirty)
-		update_status(m, NULL);
 rearm:
 	if (m->auto_units.n_items)
-		(void)manager_timer_set(m, m->auto_timer,
-					manager_now(m) + (uint64_t)m->policy.daemon.auto_interval_sec * 1000000ULL);
-	return 0;
+		(void)event_timer_set(m->auto_timer,
+				      event_now(m->event) + (uint64_t)m->policy.daemon.auto_interval_sec * 1000000ULL);
 }
 
 /* "protected since 2026-12-02 15:04:05 UTC" from a CLOCK_MONOTONIC time. */
 static void format_since(struct manager *m, uint64_t mono_usec, char *buf, size_t size)
 {
 	struct timespec ts;
-	uint64_t now_wall, ago = manager_now(m) - mono_usec;
+	uint64_t now_wall, ago = event_now(m->event) - mono_usec;
 	time_t wall;
 	struct tm tm;
 

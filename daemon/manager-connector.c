@@ -3,15 +3,24 @@
  * ExecBatchMSec batches, overflows (a rescan follows), and a new socket
  * after an error. cnproc.c speaks the protocol. */
 #include "cnproc.h"
-#include "manager-internal.h"
+#include "manager-connector.h"
+#include "manager-decide.h"
 
 static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *userdata);
 
 int connector_open(struct manager *m)
 {
 	_cleanup_close_ int fd = -1;
+	const char *ns = cnproc_namespace_refused_self();
 	int r;
 
+	if (ns)
+		return log_event_errno(LOG_ERR, SYNTHETIC_ERRNO(EOPNOTSUPP), MID_CONNECTOR_FAILED, NULL,
+				       "execguardd runs in a %s namespace that is not the initial one: the kernel sends "
+				       "proc connector events to no listener there, and every exec would be missed; run it "
+				       "in the host's PID and user namespaces (or with Backend=kernel and no MatchExe= rule: "
+				       "cgroups are then decided as a whole and no connector is needed)",
+				       ns);
 	fd = cnproc_open(m->args.receive_buffer ?: m->policy.daemon.receive_buffer);
 	if (fd < 0)
 		return log_event_errno(LOG_ERR, fd, MID_CONNECTOR_FAILED, NULL, "cannot open the proc connector: %m%s",
@@ -28,6 +37,32 @@ int connector_open(struct manager *m)
 	return 0;
 }
 
+int connector_set(struct manager *m, bool on)
+{
+	int r;
+
+	if (on == (m->cn_fd >= 0 || m->cn_reopen_failures > 0))
+		return 0;
+	if (!on) {
+		m->cn_source = sd_event_source_disable_unref(m->cn_source);
+		closep(&m->cn_fd);
+		m->cn_fd = -1;
+		(void)event_timer_set(m->cn_retry_timer, USEC_OFF);
+		(void)event_timer_set(m->cn_batch_timer, USEC_OFF);
+		log_info("not listening to the proc connector any more: no rule names executables (MatchExe=) and "
+			 "backend %s protects cgroups as a whole", m->backend_ops->name);
+		return 0;
+	}
+	r = connector_open(m);
+	if (r < 0)
+		return r;
+	log_info("listening to the proc connector (%s)",
+		 !m->cn_filtered    ? "all events, filtered here: kernel older than 6.6" :
+		 m->pin_by_proc_dir ? "exec and exit events only, kernel-side filter" :
+				      "exec events only, kernel-side filter; exits from pidfds");
+	return 0;
+}
+
 /* After a socket error nothing says which events were lost: a new
  * socket, then a rescan once it listens. Retried every second while the
  * kernel refuses, reported once. */
@@ -40,7 +75,7 @@ static void connector_reopen(struct manager *m)
 		if (m->cn_reopen_failures++ == 0)
 			log_event(LOG_ERR, MID_CONNECTOR_RETRYING, NULL, "proc connector unavailable: retrying every second; processes started "
 				  "meanwhile are found by the rescan after it is back");
-		(void)manager_timer_set(m, m->cn_retry_timer, manager_now(m) + 1000000);
+		(void)event_timer_set(m->cn_retry_timer, event_now(m->event) + 1000000);
 		return;
 	}
 	if (m->cn_reopen_failures)
@@ -114,7 +149,7 @@ static int arm_batch_timer(struct manager *m)
 
 	if (!usec)
 		return -EINVAL;
-	return manager_timer_set(m, m->cn_batch_timer, manager_now(m) + usec);
+	return event_timer_set(m->cn_batch_timer, event_now(m->event) + usec);
 }
 
 /* While events keep coming, the socket stays unwatched and this timer
@@ -134,7 +169,7 @@ int on_connector_batch(sd_event_source *s, uint64_t usec, void *userdata)
 	if (n < 0)
 		return 0; /* a new socket, watched */
 	if (n == 0 || arm_batch_timer(m) < 0)
-		(void)manager_source_enable(m, m->cn_source, SD_EVENT_ON);
+		(void)event_source_enable(m->cn_source, SD_EVENT_ON);
 	return 0;
 }
 
@@ -154,7 +189,7 @@ static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *user
 	}
 	m->n_connector_wakeups++;
 	if (m->policy.daemon.exec_batch_ms && arm_batch_timer(m) >= 0 &&
-	    manager_source_enable(m, s, SD_EVENT_OFF) >= 0)
+	    event_source_enable(s, SD_EVENT_OFF) >= 0)
 		return 0;
 	/* At once, or no timer: take the events now rather than lose them. */
 	(void)connector_drain(m, fd);

@@ -6,7 +6,9 @@
 #include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 
-#include "manager-internal.h"
+#include "manager-push.h"
+#include "manager-stats.h"
+#include "manager-view.h"
 
 void record_latency(struct manager *m, uint64_t exec_ts)
 {
@@ -24,12 +26,18 @@ static uint32_t clamp_u32(uint64_t v)
 void log_stats(struct manager *m, const char *when)
 {
 	struct rusage ru;
+	uint32_t push_p50, push_max;
+	unsigned long long started = 0, stopped = 0;
+	size_t push_n;
 	double cpu_us;
 
 	getrusage(RUSAGE_SELF, &ru);
 	cpu_us = (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
 		 (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
-	log_event(LOG_NOTICE, MID_STATS, NULL, "stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %llu us p99 %llu us max %llu us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu, connector wake-ups %llu, exec batches %llu, waits for unit sections %llu",
+	push_latency(m, &push_p50, &push_max, &push_n);
+	if (m->uw)
+		unit_events_counts(m->uw, &started, &stopped);
+	log_event(LOG_NOTICE, MID_STATS, NULL, "stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %llu us p99 %llu us max %llu us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu, connector wake-ups %llu, exec batches %llu, waits for unit sections %llu, decided by cgroup %llu, cgroups protected whole %zu, cgroup events %llu, cgroup-to-protection p50 %u us max %u us over %zu, units started %llu stopped %llu (systemd)",
 		   when, (unsigned long long)m->n_exec, (unsigned long long)m->n_exit,
 		   (unsigned long long)m->n_decisions, (unsigned long long)m->n_protect_decisions,
 		   (unsigned long long)m->n_looks, (unsigned long long)m->n_gone_early,
@@ -38,7 +46,9 @@ void log_stats(struct manager *m, const char *when)
 		   (unsigned long long)latency_quantile(&m->latency, 0.99), (unsigned long long)m->latency.max_us,
 		   (unsigned long long)m->latency.count,
 		   cpu_us, ru.ru_maxrss, m->procs.n_items, (unsigned long long)m->n_connector_wakeups,
-		   (unsigned long long)m->n_exec_batches, (unsigned long long)m->n_unit_waits);
+		   (unsigned long long)m->n_exec_batches, (unsigned long long)m->n_unit_waits,
+		   (unsigned long long)m->n_class_hits, m->n_pushed_now, (unsigned long long)m->n_cgroup_events,
+		   push_p50, push_max, push_n, started, stopped);
 }
 
 void update_status(struct manager *m, const char *prefix)
@@ -46,10 +56,16 @@ void update_status(struct manager *m, const char *prefix)
 	char backend[256];
 
 	m->backend_ops->describe(m->backend, backend, sizeof(backend));
-	sd_notifyf(false, "STATUS=%s%sbackend %s%s: %zu processes protected; %s; %llu execs seen, %llu overflows",
-		   strempty(prefix), prefix ? " " : "", m->backend_ops->name,
-		   m->args.dry_run ? " (dry run)" : "", m->procs.n_items, backend,
-		   (unsigned long long)m->n_exec, (unsigned long long)m->n_overflows);
+	if (!m->push)
+		sd_notifyf(false, "STATUS=%s%sbackend %s%s: %zu processes protected; %s; %llu execs seen, %llu overflows",
+			   strempty(prefix), prefix ? " " : "", m->backend_ops->name,
+			   m->args.dry_run ? " (dry run)" : "", m->procs.n_items, backend,
+			   (unsigned long long)m->n_exec, (unsigned long long)m->n_overflows);
+	else
+		sd_notifyf(false, "STATUS=%s%sbackend %s%s: %zu cgroups protected whole, %zu processes protected; %s; %llu execs seen%s",
+			   strempty(prefix), prefix ? " " : "", m->backend_ops->name,
+			   m->args.dry_run ? " (dry run)" : "", m->n_pushed_now, m->procs.n_items, backend,
+			   (unsigned long long)m->n_exec, m->cn_fd >= 0 ? "" : " (no proc connector needed)");
 	m->status_dirty = false;
 }
 
@@ -59,7 +75,7 @@ int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 	if (m->status_dirty)
 		update_status(m, NULL);
-	return manager_timer_set(m, s, usec + STATUS_INTERVAL_USEC);
+	return event_timer_set(s, usec + STATUS_INTERVAL_USEC);
 }
 
 void manager_get_stats(struct manager *m, struct manager_stats *ret)
@@ -68,6 +84,7 @@ void manager_get_stats(struct manager *m, struct manager_stats *ret)
 		.backend = m->backend_ops ? m->backend_ops->name : "none",
 		.dry_run = m->args.dry_run,
 		.processes_protected = m->procs.n_items,
+		.cgroups_protected = m->n_pushed_now,
 		.exec_events = m->n_exec,
 		.exit_events = m->n_exit,
 		.decisions = m->n_decisions,

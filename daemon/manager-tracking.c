@@ -2,15 +2,52 @@
 /* The protected processes: their entries, the exit watch on each pin,
  * the queues of later looks after an exec (ld.so maps the libraries
  * after it), and the round-robin look at long-running ones. */
-#include "manager-internal.h"
+#include "manager-tracking.h"
 #include "maps.h"
 
 static void rearm_rescan_timer(struct manager *m);
-static bool relook(struct manager *m, struct tracked *t);
 
 static char *strdup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
+}
+
+/* Reported once until a process is looked at fine again: an open file
+ * limit reached, say, must not fill the journal. */
+void report_examine_error(struct manager *m, pid_t pid, int r, const char *tracked_look)
+{
+	struct log_fields f = LOG_FIELDS_INIT;
+
+	m->n_examine_errors++;
+	if (tracked_look)
+		log_debug_errno(r, "protected pid %d: %s failed: %m; kept", (int)pid, tracked_look);
+	/* Kept apart: a failure that costs a new process its protection is
+	 * other news than one that a protected process survives. */
+	int *last = tracked_look ? &m->last_relook_error : &m->last_examine_error;
+
+	if (*last == r)
+		return;
+	*last = r;
+	f.pid = pid;
+	if (tracked_look)
+		log_event_errno(LOG_ERR, r, MID_LOOK_FAILED_KEPT, &f,
+				"cannot look at pid %d again: %m%s; it stays protected and is looked at again later",
+				(int)pid,
+			  r == -EMFILE ? " (one open file per protected process; raise LimitNOFILE=)" : "");
+	else
+		log_event_errno(LOG_ERR, r, MID_LOOK_FAILED, &f, "cannot look at pid %d: %m%s; not protected%s",
+				(int)pid,
+			  r == -EMFILE ? " (one open file per protected process; raise LimitNOFILE=)" : "",
+			  r == -EMFILE || r == -ENFILE ? ", nor others until files are free again" : "");
+}
+
+/* Only an exit or the policy drops a protection: a look that failed for
+ * another reason (EMFILE, ENOMEM, EACCES...) says nothing about the
+ * process, which keeps what it had until a later look succeeds. -ENOENT
+ * (no cgroup2 path) is a fact about the process, not a failure. */
+bool look_error_is_transient(int r)
+{
+	return r != -ESRCH && r != -ENOENT;
 }
 
 void tracked_unqueue(struct manager *m, struct tracked *t)
@@ -147,7 +184,7 @@ uint64_t remap_interval_usec(const struct manager *m)
 /* The later looks' timer (on_remap_timer) runs while anything is tracked. */
 static void arm_remap_timer(struct manager *m)
 {
-	(void)manager_timer_set(m, m->remap_timer, manager_now(m) + remap_interval_usec(m));
+	(void)event_timer_set(m->remap_timer, event_now(m->event) + remap_interval_usec(m));
 }
 
 /* A new entry for a process to protect, pinned by l's pidfd. */
@@ -207,14 +244,14 @@ static void rearm_rescan_timer(struct manager *m)
 	for (size_t i = 0; i < ELEMENTSOF(m->stages); i++)
 		if (m->stages[i].head && m->stages[i].head->due_ns < due)
 			due = m->stages[i].head->due_ns;
-	(void)manager_timer_set(m, m->rescan_timer, due == UINT64_MAX ? USEC_OFF : due / 1000);
+	(void)event_timer_set(m->rescan_timer, due == UINT64_MAX ? USEC_OFF : due / 1000);
 }
 
 /* A later look at a protected process: its libraries are mapped now, or
  * it was moved to another cgroup (no event tells: decided again).
  * false: t is not to be used any more (gone and released, or decided
  * again, which may have released it). */
-static bool relook(struct manager *m, struct tracked *t)
+static bool relook(struct manager *m, struct tracked *t, tracked_decide_fn decide)
 {
 	struct look l;
 	pid_t pid = t->pid;
@@ -248,7 +285,7 @@ static bool relook(struct manager *m, struct tracked *t)
 		log_event(LOG_INFO, MID_PROCESS_MOVED, &f, "pid %d (%s) moved from %s to %s: deciding again",
 			  (int)pid, strna(t->exe), strna(t->cgroup), strna(l.cgroup));
 		look_done(&l);
-		(void)examine(m, pid, 0);
+		(void)decide(m, pid, 0);
 		return false;
 	}
 	protect_now(m, t, &l);
@@ -256,9 +293,9 @@ static bool relook(struct manager *m, struct tracked *t)
 	return true;
 }
 
-static void look_again(struct manager *m, struct tracked *t)
+static void look_again(struct manager *m, struct tracked *t, tracked_decide_fn decide)
 {
-	if (relook(m, t))
+	if (relook(m, t, decide))
 		tracked_queue(m, t, t->stage + 1, now_ns());
 }
 
@@ -269,15 +306,12 @@ static void look_again(struct manager *m, struct tracked *t)
  * /proc/PID/cgroup each. */
 #define REMAP_BATCH 256
 
-int on_remap_timer(sd_event_source *s, uint64_t usec, void *userdata)
+void tracking_remap_round(struct manager *m, tracked_decide_fn decide)
 {
-	struct manager *m = userdata;
 	struct tracked *batch[REMAP_BATCH];
 	struct hashmap_entry *e = NULL;
 	size_t n = 0, i = m->remap_cursor, visited = 0;
 
-	(void)s;
-	(void)usec;
 	if (i >= m->procs.n_buckets)
 		i = 0;
 	/* Collect first: a look may release (and free) its process. */
@@ -293,29 +327,24 @@ int on_remap_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	if (!e || m->remap_cursor >= m->procs.n_buckets)
 		m->remap_cursor = 0;
 	for (size_t k = 0; k < n; k++)
-		relook(m, batch[k]);
-	/* Nothing tracked: idle until examine() arms it again. */
+		relook(m, batch[k], decide);
+	/* Nothing tracked: idle until track_new() arms it again. */
 	if (m->procs.n_items)
 		arm_remap_timer(m);
-	return 0;
 }
 
-int on_rescan_timer(sd_event_source *s, uint64_t usec, void *userdata)
+void tracking_run_due(struct manager *m, tracked_decide_fn decide)
 {
-	struct manager *m = userdata;
 	uint64_t now = now_ns();
 
-	(void)s;
-	(void)usec;
 	for (size_t i = 0; i < ELEMENTSOF(m->stages); i++) {
 		struct tracked *t;
 
 		while ((t = m->stages[i].head) && t->due_ns <= now + 1000000ULL) {
 			tracked_unqueue(m, t);
-			look_again(m, t);
+			look_again(m, t, decide);
 		}
 	}
 	rearm_rescan_timer(m);
-	return 0;
 }
 

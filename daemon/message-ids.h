@@ -94,6 +94,15 @@
 #define MID_AUTO_OVER_BUDGET "2f61a0531715406291da65cddca2c1f0"
 /* Protect=auto: no text fault figures for a watched unit: it cannot be judged */
 #define MID_AUTO_NO_FIGURES "b532a42b3ff54d66b05d5602ae0fd67b"
+/* a cgroup protected as a whole (the push path): it appeared or its unit
+ * started, and the policy protects it whatever runs there
+ * (EXECGUARD_LATENCY_USEC: from the cgroup's creation) */
+#define MID_PUSH_PROTECTED "a309d413061c425390fc1c3485dca667"
+/* such a cgroup released: no process left in it (populated 0), its unit
+ * stopped, or the policy no longer protects it */
+#define MID_PUSH_RELEASED "dd752c56d5ae4aeebf849e8e954cd35e"
+/* cgroups cannot be watched (inotify): protection of new ones is missed */
+#define MID_PUSH_WATCH_FAILED "2b6ea5bca1454e7d8e9e0e9242cae4bc"
 /* a container asked for protection by annotation (execguard-oci-hook): decided */
 #define MID_CONTAINER_REQUEST "35feb3238329420bbda16ccfb18f12a8"
 /* a container that asked has no process left: forgotten */

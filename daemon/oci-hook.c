@@ -193,7 +193,7 @@ static int run(void)
 
 	r = read_fd(STDIN_FILENO, OCI_STATE_MAX, &buf, &len);
 	if (r < 0) {
-		say(LOG_ERR, NULL, NULL, "bad-state", "cannot read the container's state on stdin: %s", strerror(-r));
+		say(LOG_ERR, NULL, NULL, "bad-state", "cannot read the container's state on stdin: %s", STRERROR(r));
 		return r;
 	}
 	r = oci_state_parse(buf, len, &s, &why);
@@ -210,7 +210,7 @@ static int run(void)
 	r = container_cgroup(s.pid, &cgroup);
 	if (r < 0) {
 		say(LOG_ERR, &s, NULL, "no-cgroup", "container %s: no cgroup2 path for its process %d: %s", s.id,
-		    (int)s.pid, strerror(-r));
+		    (int)s.pid, STRERROR(r));
 		return r;
 	}
 	r = ask_daemon(&s, cgroup, &summary, &error);
@@ -222,7 +222,7 @@ static int run(void)
 		say(absent ? LOG_WARNING : LOG_ERR, &s, cgroup, absent ? "no-daemon" : "failed",
 		    "container %s (%s) not protected: %s%s%s", s.id, cgroup,
 		    absent ? "execguardd is not running (or no system bus)" : "execguardd refused or failed: ",
-		    absent ? "" : error.message ?: strerror(-r), absent && !arg_required ? "; the container starts anyway" : "");
+		    absent ? "" : error.message ?: STRERROR(r), absent && !arg_required ? "; the container starts anyway" : "");
 		return r;
 	}
 	say(LOG_INFO, &s, cgroup, r ? "protected" : "not-protected", "%s", summary ?: "asked");

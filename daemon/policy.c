@@ -1075,7 +1075,7 @@ static int load_one(struct policy *p, const char *path, bool allow_missing, bool
 	if (fd < 0) {
 		if (errno == ENOENT && allow_missing)
 			return 0;
-		return policy_add_error(p, path, 0, "cannot open: %s", strerror(errno)) ?: -errno;
+		return policy_add_error(p, path, 0, "cannot open: %s", STRERROR(errno)) ?: -errno;
 	}
 	if (is_dev_null(fd))
 		return 0;
@@ -1086,7 +1086,7 @@ static int load_one(struct policy *p, const char *path, bool allow_missing, bool
 		return r;
 	r = read_fd(fd, POLICY_FILE_MAX, &buf, &len);
 	if (r < 0)
-		return policy_add_error(p, path, 0, "cannot read: %s", strerror(-r)) ?: r;
+		return policy_add_error(p, path, 0, "cannot read: %s", STRERROR(r)) ?: r;
 	r = add_file(p, path);
 	if (r < 0)
 		return r;
@@ -1126,7 +1126,7 @@ static int collect_dropins(struct policy *p, const char *dir, struct dropin **v,
 	k = scandir(dir, &list, conf_filter, NULL);
 	if (k < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 :
-		       policy_add_error(p, dir, 0, "cannot read directory: %s", strerror(errno));
+		       policy_add_error(p, dir, 0, "cannot read directory: %s", STRERROR(errno));
 	for (int i = 0; i < k; i++) {
 		const char *name = list[i]->d_name;
 		struct dropin *d = NULL, *nv;
@@ -1256,6 +1256,33 @@ bool policy_may_protect(const struct policy *p, const struct policy_input *in)
 		    glob_any(r->match_cgroup, in->cgroup))
 			return true;
 	}
+	return false;
+}
+
+bool policy_exe_matters(const struct policy *p, const struct policy_input *in)
+{
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct rule *r = &p->rules[i];
+
+		if (r->match_exe && glob_any(r->match_unit, in->unit) && glob_any(r->match_cgroup, in->cgroup))
+			return true;
+	}
+	return false;
+}
+
+bool policy_names_exes(const struct policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].match_exe)
+			return true;
+	return false;
+}
+
+bool policy_matches_beyond_units(const struct policy *p)
+{
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (!p->rules[i].match_unit && p->rules[i].settings.protect > 0)
+			return true;
 	return false;
 }
 

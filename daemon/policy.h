@@ -189,6 +189,16 @@ bool policy_may_protect(const struct policy *p, const struct policy_input *in);
 
 void policy_decide(const struct policy *p, const struct policy_input *in, struct policy_decision *ret);
 
+/* Whether a rule that names executables (MatchExe=) matches the unit
+ * and cgroup: then the processes of one cgroup may be decided apart, and
+ * only a look at each tells. Otherwise policy_decide() without an exe is
+ * the decision of every process of the cgroup. */
+bool policy_exe_matters(const struct policy *p, const struct policy_input *in);
+/* Whether any rule names executables. */
+bool policy_names_exes(const struct policy *p);
+/* Whether a rule may protect cgroups that MatchUnit= does not name (it
+ * has no MatchUnit=): cgroups anywhere in the tree can match. */
+bool policy_matches_beyond_units(const struct policy *p);
 /* A container's io.execguard.protect value (yes, no, max or a size, as
  * Protect= and ExecProtectLimit= take them) as the settings it gets
  * under [Daemon]: a size is its memory.exec_protect bound and its lock

@@ -10,10 +10,12 @@
  * used page of a unit adds one to its heat, so the pages used longest
  * (from the start on) are the hottest.
  *
- * Records: one file per unit in the record directory, written atomically
- * (a temporary file, fsync, rename, fsync of the directory) every
- * PrewarmRecordSec= when something new was seen, at the unit's last exit
- * and when the daemon stops.
+ * Records: one file per unit in the record directory, replaced whole (a
+ * temporary file renamed over it) every PrewarmRecordSec= when something
+ * new was seen, after the unit's last exit (from a source of its own at
+ * idle priority: the exit is seen on the exec path, which never writes a
+ * record) and when the daemon stops. Not fsync'ed: a record is a cache,
+ * and one torn by a power loss is refused by the parser and dropped.
  *
  * Replay: when a unit's first process starts, and for every record when
  * the daemon starts, the record is read, each file opened by path
@@ -36,11 +38,13 @@
 
 #include <systemd/sd-event.h>
 
+#include "cgroup.h"
 #include "hashmap.h"
 #include "log.h"
 #include "maps.h"
 #include "meminfo.h"
 #include "prewarm-record.h"
+#include "event-util.h"
 #include "prewarm.h"
 #include "residency.h"
 #include "util.h"
@@ -70,12 +74,17 @@ struct pw_file {
 struct pw_unit {
 	char *key;
 	size_t n_procs;
+	/* Followed as a cgroup (decided as a whole, manager-push.c): its
+	 * processes listed from it at each round; held by n_cgroups. */
+	char *cgroup;
+	size_t n_cgroups;
 	struct pw_file *files;
 	size_t n_files, allocated;
 	uint64_t budget;    /* PrewarmBudget= of the unit's settings; 0: the global one only */
 	bool dirty;	    /* seen something since the record was written */
 	bool sampled;	    /* its current run was sampled at least once */
 	bool queued;	    /* a replay is queued or running */
+	bool stop_due;	    /* its last process ended: the record of the run is to be written */
 	const char *state;
 	struct prewarm_unit_report fig;
 };
@@ -106,9 +115,11 @@ struct prewarm {
 	struct hashmap units; /* key -> pw_unit */
 	struct hashmap procs; /* pid -> pw_proc */
 	sd_event_source *record_timer, *replay_timer;
+	sd_event_source *stopped; /* writes the records of units that stopped */
 	struct pw_job *jobs, *jobs_tail;
 	uint64_t global_left; /* of PrewarmBudget= for the replays queued together */
 	uint64_t page_size, mem_total;
+	size_t n_cgroups; /* cgroups followed, all units together */
 	bool use_query;
 	bool ioprio_warned;
 };
@@ -134,6 +145,7 @@ static void unit_free(struct pw_unit *u)
 	if (!u)
 		return;
 	unit_drop_files(u);
+	free(u->cgroup);
 	free(u->key);
 	free(u);
 }
@@ -367,8 +379,9 @@ static int unit_to_record(struct prewarm *p, struct pw_unit *u, struct prewarm_r
 	return 0;
 }
 
-/* Write text as the record name: a temporary file, fsync, rename, and
- * the directory synced so that the rename outlives a crash. */
+/* Write text as the record name: a temporary file renamed over it. No
+ * fsync: this runs in the event loop, and a record torn by a crash is
+ * refused by the parser (a cache, not state). */
 static int write_atomically(struct prewarm *p, const char *name, const char *text, size_t len)
 {
 	char tmp[300];
@@ -402,15 +415,12 @@ static int write_atomically(struct prewarm *p, const char *name, const char *tex
 		}
 		o += (size_t)w;
 	}
-	if (r >= 0 && fsync(fd) < 0)
-		r = -errno;
 	if (r >= 0 && renameat(dfd, tmp, dfd, name) < 0)
 		r = -errno;
 	if (r < 0) {
 		(void)unlinkat(dfd, tmp, 0);
 		return r;
 	}
-	(void)fsync(dfd);
 	return 0;
 }
 
@@ -492,6 +502,30 @@ static void unit_write(struct prewarm *p, struct pw_unit *u, bool at_stop)
 	prewarm_record_done(&rec);
 }
 
+/* A unit followed as a cgroup: at most MAX_SAMPLED_PER_UNIT of the
+ * processes in it now, each by its /proc directory opened here (a PID
+ * reused in between would be sampled once, as another process's text). */
+static void sample_cgroup(struct prewarm *p, struct pw_unit *u)
+{
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0;
+
+	if (cgroup_list_pids(p->env.cgroup_root_fd, u->cgroup, MAX_SAMPLED_PER_UNIT, &pids, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		struct pw_proc pp = { .pid = pids[i], .u = u };
+		char name[16];
+
+		snprintf(name, sizeof(name), "%d", (int)pids[i]);
+		pp.proc_pid_fd = openat(p->env.proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (pp.proc_pid_fd < 0)
+			continue;
+		sample_process(p, &pp);
+		close(pp.proc_pid_fd);
+		u->sampled = true;
+	}
+}
+
 static void sample_all(struct prewarm *p)
 {
 	struct hashmap_entry *e = NULL;
@@ -510,8 +544,13 @@ static void sample_all(struct prewarm *p)
 	}
 	e = NULL;
 	i = 0;
-	while ((e = hashmap_next(&p->units, &i, e)))
-		unit_fold(e->value);
+	while ((e = hashmap_next(&p->units, &i, e))) {
+		struct pw_unit *u = e->value;
+
+		if (u->n_cgroups && u->cgroup)
+			sample_cgroup(p, u);
+		unit_fold(u);
+	}
 }
 
 static uint64_t record_interval_usec(const struct prewarm *p)
@@ -521,12 +560,8 @@ static uint64_t record_interval_usec(const struct prewarm *p)
 
 static void arm_record_timer(struct prewarm *p)
 {
-	uint64_t now;
-
-	if (sd_event_now(p->env.event, CLOCK_MONOTONIC, &now) < 0 ||
-	    sd_event_source_set_time(p->record_timer, now + record_interval_usec(p)) < 0 ||
-	    sd_event_source_set_enabled(p->record_timer, p->procs.n_items ? SD_EVENT_ONESHOT : SD_EVENT_OFF) < 0)
-		log_warning("prewarm: cannot arm the record timer; records are written at stops only");
+	(void)event_timer_set(p->record_timer, p->procs.n_items || p->n_cgroups ?
+					       event_now(p->env.event) + record_interval_usec(p) : USEC_OFF);
 }
 
 static int on_record_timer(sd_event_source *s, uint64_t usec, void *userdata)
@@ -541,7 +576,7 @@ static int on_record_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	while ((e = hashmap_next(&p->units, &i, e))) {
 		struct pw_unit *u = e->value;
 
-		if (u->n_procs)
+		if (u->n_procs || u->n_cgroups)
 			unit_write(p, u, false);
 	}
 	arm_record_timer(p);
@@ -819,13 +854,11 @@ static void replay_turn(struct prewarm *p)
 static int on_replay_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct prewarm *p = userdata;
-	uint64_t now;
 
 	(void)usec;
 	replay_turn(p);
-	if (p->jobs && sd_event_now(p->env.event, CLOCK_MONOTONIC, &now) >= 0 &&
-	    sd_event_source_set_time(s, now + CHUNK_DELAY_USEC) >= 0)
-		(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	if (p->jobs)
+		(void)event_timer_set(s, event_now(p->env.event) + CHUNK_DELAY_USEC);
 	return 0;
 }
 
@@ -897,13 +930,8 @@ static int queue_replay(struct prewarm *p, struct pw_unit *u)
 	p->jobs_tail = j;
 	u->queued = true;
 	u->state = "replaying";
-	if (sd_event_source_get_enabled(p->replay_timer, &r) >= 0 && r == SD_EVENT_OFF) {
-		uint64_t now;
-
-		if (sd_event_now(p->env.event, CLOCK_MONOTONIC, &now) >= 0 &&
-		    sd_event_source_set_time(p->replay_timer, now) >= 0)
-			(void)sd_event_source_set_enabled(p->replay_timer, SD_EVENT_ONESHOT);
-	}
+	if (sd_event_source_get_enabled(p->replay_timer, &r) >= 0 && r == SD_EVENT_OFF)
+		(void)event_timer_set(p->replay_timer, event_now(p->env.event));
 	return 1;
 }
 
@@ -930,13 +958,60 @@ void prewarm_process_start(struct prewarm *p, pid_t pid, int proc_pid_fd, const 
 		return;
 	}
 	u->budget = s->prewarm_budget.set ? budget_resolve(&s->prewarm_budget, p->mem_total) : 0;
-	if (u->n_procs++ == 0) {
+	if (u->n_procs++ == 0 && !u->n_cgroups) {
 		u->state = "recording";
-		u->sampled = false;
-		(void)queue_replay(p, u);
+		if (u->stop_due) {
+			/* Back before its stop was written: one run goes on,
+			 * its text as resident as it was. */
+			u->stop_due = false;
+		} else {
+			u->sampled = false;
+			(void)queue_replay(p, u);
+		}
 	}
 	if (p->procs.n_items == 1)
 		arm_record_timer(p);
+}
+
+void prewarm_cgroup_start(struct prewarm *p, const char *key, const char *cgroup, const struct rule_settings *s)
+{
+	struct pw_unit *u;
+
+	if (!p || !key || !cgroup || s->prewarm != PREWARM_YES)
+		return;
+	u = unit_get(p, key);
+	if (!u || (!u->cgroup && !(u->cgroup = strdup(cgroup))))
+		return;
+	u->budget = s->prewarm_budget.set ? budget_resolve(&s->prewarm_budget, p->mem_total) : 0;
+	p->n_cgroups++;
+	if (u->n_cgroups++ == 0 && !u->n_procs) {
+		u->state = "recording";
+		if (u->stop_due) {
+			u->stop_due = false; /* back before its stop was written */
+		} else {
+			u->sampled = false;
+			(void)queue_replay(p, u);
+		}
+	}
+	if (p->n_cgroups == 1 && !p->procs.n_items)
+		arm_record_timer(p);
+}
+
+void prewarm_cgroup_end(struct prewarm *p, const char *key)
+{
+	struct pw_unit *u = p && key ? hashmap_get(&p->units, key) : NULL;
+
+	if (!u || !u->n_cgroups)
+		return;
+	p->n_cgroups--;
+	if (--u->n_cgroups > 0)
+		return;
+	free(u->cgroup);
+	u->cgroup = NULL;
+	if (u->n_procs)
+		return;
+	u->stop_due = true;
+	(void)event_source_enable(p->stopped, SD_EVENT_ONESHOT);
 }
 
 void prewarm_process_end(struct prewarm *p, pid_t pid)
@@ -952,17 +1027,38 @@ void prewarm_process_end(struct prewarm *p, pid_t pid)
 	u = pp->u;
 	closep(&pp->proc_pid_fd);
 	free(pp);
-	if (--u->n_procs > 0)
+	if (--u->n_procs > 0 || u->n_cgroups)
 		return;
-	/* The unit stopped: what it used is on record; the next run starts
-	 * from the record again. */
-	unit_write(p, u, true);
-	if (!u->queued) {
-		unit_drop_files(u);
-		u->dirty = false;
+	/* The unit stopped: what it used goes on record, soon, from the
+	 * stopped source (never from here: the exec path). */
+	u->stop_due = true;
+	(void)event_source_enable(p->stopped, SD_EVENT_ONESHOT);
+}
+
+/* The units that stopped: what they used is on record; the next run
+ * starts from the record again. */
+static int on_stopped(sd_event_source *s, void *userdata)
+{
+	struct prewarm *p = userdata;
+	struct hashmap_entry *e = NULL;
+	size_t i = 0;
+
+	(void)s;
+	while ((e = hashmap_next(&p->units, &i, e))) {
+		struct pw_unit *u = e->value;
+
+		if (!u->stop_due)
+			continue;
+		u->stop_due = false;
+		unit_write(p, u, true);
+		if (!u->queued) {
+			unit_drop_files(u);
+			u->dirty = false;
+		}
+		if (u->state && streq(u->state, "recording"))
+			u->state = "recorded";
 	}
-	if (u->state && streq(u->state, "recording"))
-		u->state = "recorded";
+	return 0;
 }
 
 void prewarm_replay_all(struct prewarm *p)
@@ -1009,7 +1105,6 @@ void prewarm_replay_all(struct prewarm *p)
 int prewarm_new(const struct prewarm_env *env, struct prewarm **ret)
 {
 	struct prewarm *p = calloc(1, sizeof(*p));
-	uint64_t now;
 	long page = sysconf(_SC_PAGESIZE);
 	int r;
 
@@ -1029,19 +1124,17 @@ int prewarm_new(const struct prewarm_env *env, struct prewarm **ret)
 	if (residency_mem_total(env->proc_fd, &p->mem_total) < 0)
 		p->mem_total = 0;
 	p->global_left = budget_resolve(&env->settings->prewarm_budget, p->mem_total);
-	r = sd_event_now(env->event, CLOCK_MONOTONIC, &now);
+	r = event_add_timer(env->event, &p->record_timer, "prewarm-record", on_record_timer, p);
 	if (r >= 0)
-		r = sd_event_add_time(env->event, &p->record_timer, CLOCK_MONOTONIC, now, 0, on_record_timer, p);
+		r = event_add_timer(env->event, &p->replay_timer, "prewarm-replay", on_replay_timer, p);
 	if (r >= 0)
-		r = sd_event_add_time(env->event, &p->replay_timer, CLOCK_MONOTONIC, now, 0, on_replay_timer, p);
+		r = event_add_defer(env->event, &p->stopped, "prewarm-stopped", on_stopped, p);
+	if (r >= 0)
+		r = sd_event_source_set_priority(p->stopped, SD_EVENT_PRIORITY_IDLE);
 	if (r < 0) {
 		prewarm_free(p);
 		return r;
 	}
-	(void)sd_event_source_set_description(p->record_timer, "prewarm-record");
-	(void)sd_event_source_set_description(p->replay_timer, "prewarm-replay");
-	(void)sd_event_source_set_enabled(p->record_timer, SD_EVENT_OFF);
-	(void)sd_event_source_set_enabled(p->replay_timer, SD_EVENT_OFF);
 	*ret = p;
 	return 0;
 }
@@ -1049,18 +1142,22 @@ int prewarm_new(const struct prewarm_env *env, struct prewarm **ret)
 struct prewarm *prewarm_free(struct prewarm *p)
 {
 	struct hashmap_entry *e;
+	struct pw_proc *pp;
+	struct pw_unit *u;
 	size_t i;
 
 	if (!p)
 		return NULL;
 	/* What the running units used until now is on record for the next
-	 * start (the daemon's, or theirs). */
-	if (p->procs.n_items) {
+	 * start (the daemon's, or theirs); so is what the stopped ones did. */
+	if (p->stopped)
+		on_stopped(NULL, p);
+	if (p->procs.n_items || p->n_cgroups) {
 		sample_all(p);
 		e = NULL;
 		i = 0;
 		while ((e = hashmap_next(&p->units, &i, e)))
-			if (((struct pw_unit *)e->value)->n_procs)
+			if (((struct pw_unit *)e->value)->n_procs || ((struct pw_unit *)e->value)->n_cgroups)
 				unit_write(p, e->value, true);
 	}
 	while (p->jobs) {
@@ -1069,32 +1166,17 @@ struct prewarm *prewarm_free(struct prewarm *p)
 		p->jobs = j->next;
 		job_free(j);
 	}
-	for (;;) {
-		i = 0;
-		e = hashmap_next(&p->procs, &i, NULL);
-		if (!e)
-			break;
-		struct pw_proc *pp = e->value;
-
-		hashmap_remove(&p->procs, INT_TO_KEY(pp->pid));
+	for (size_t cursor = 0; (pp = hashmap_steal(&p->procs, &cursor));) {
 		closep(&pp->proc_pid_fd);
 		free(pp);
 	}
-	for (;;) {
-		struct pw_unit *u;
-
-		i = 0;
-		e = hashmap_next(&p->units, &i, NULL);
-		if (!e)
-			break;
-		u = e->value;
-		hashmap_remove(&p->units, u->key);
+	for (size_t cursor = 0; (u = hashmap_steal(&p->units, &cursor));)
 		unit_free(u);
-	}
 	hashmap_done(&p->procs);
 	hashmap_done(&p->units);
 	sd_event_source_disable_unref(p->record_timer);
 	sd_event_source_disable_unref(p->replay_timer);
+	sd_event_source_disable_unref(p->stopped);
 	closep(&p->dir_fd);
 	free(p->dir);
 	free(p);

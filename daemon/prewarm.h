@@ -19,6 +19,7 @@ struct prewarm;
 struct prewarm_env {
 	sd_event *event;
 	int proc_fd;			    /* /proc */
+	int cgroup_root_fd;		    /* the cgroup2 tree: units followed as cgroups */
 	const char *dir;		    /* the record directory; created when first written */
 	const struct daemon_settings *settings; /* stays valid (reloads copy into it) */
 };
@@ -35,6 +36,12 @@ void prewarm_process_start(struct prewarm *p, pid_t pid, int proc_pid_fd, const 
 /* It exited or is no longer protected; the last one of its unit writes
  * the unit's record. */
 void prewarm_process_end(struct prewarm *p, pid_t pid);
+/* A unit followed by its cgroup instead (decided as a whole: no process
+ * is followed): its processes are listed from cgroup at each round. As
+ * for processes, the first start replays its record and the last end
+ * writes it; each cgroup of the unit starts and ends once. */
+void prewarm_cgroup_start(struct prewarm *p, const char *key, const char *cgroup, const struct rule_settings *s);
+void prewarm_cgroup_end(struct prewarm *p, const char *key);
 /* The start's scan is done: replay every record in the directory whose
  * unit is not replayed already. */
 void prewarm_replay_all(struct prewarm *p);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <systemd/sd-event.h>
 
+#include "event-util.h"
 #include "psi.h"
 #include "util.h"
 
@@ -37,7 +38,7 @@ static int on_psi(sd_event_source *s, int fd _unused_, uint32_t revents, void *u
 
 	if (revents & (EPOLLERR | EPOLLHUP)) {
 		/* The cgroup is gone or the trigger was torn down. */
-		(void)sd_event_source_set_enabled(s, SD_EVENT_OFF);
+		(void)event_source_enable(s, SD_EVENT_OFF);
 		return 0;
 	}
 	if (revents & EPOLLPRI) {

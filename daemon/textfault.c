@@ -373,16 +373,13 @@ static void unit_free(struct text_faults *tf, struct tf_unit *u)
 
 struct text_faults *text_faults_free(struct text_faults *tf)
 {
-	struct hashmap_entry *e = NULL;
+	struct tf_unit *u;
+	size_t cursor = 0;
 
 	if (!tf)
 		return NULL;
-	for (size_t i = 0; (e = hashmap_next(&tf->units, &i, NULL)); i = 0) {
-		struct tf_unit *u = e->value;
-
-		hashmap_remove(&tf->units, u->key);
+	while ((u = hashmap_steal(&tf->units, &cursor)))
 		unit_free(tf, u);
-	}
 	hashmap_done(&tf->units);
 	hashmap_done(&tf->files);
 	free(tf);

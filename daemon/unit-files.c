@@ -126,7 +126,7 @@ static int read_unit_file(const char *path, struct policy *errors_to, char **ret
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0; /* removed since systemd loaded it */
-		return policy_add_error(errors_to, path, 0, "cannot open: %s", strerror(errno)) ?: -errno;
+		return policy_add_error(errors_to, path, 0, "cannot open: %s", STRERROR(errno)) ?: -errno;
 	}
 	r = policy_check_file_mode(fd, &why);
 	if (r == -EPERM)
@@ -135,7 +135,7 @@ static int read_unit_file(const char *path, struct policy *errors_to, char **ret
 		return r;
 	r = read_fd(fd, UNIT_FILE_MAX, ret_buf, ret_len);
 	if (r < 0)
-		return policy_add_error(errors_to, path, 0, "cannot read: %s", strerror(-r)) ?: r;
+		return policy_add_error(errors_to, path, 0, "cannot read: %s", STRERROR(r)) ?: r;
 	return 1;
 }
 

@@ -4,7 +4,6 @@
 
 #include "hashmap.h"
 #include "log.h"
-#include "manager.h"
 #include "units.h"
 #include "util.h"
 
@@ -21,11 +20,6 @@
 #define WAITERS_MAX 4096
 /* systemd may be slow under load; only this unit's decisions wait. */
 #define LOOKUP_TIMEOUT_USEC (10 * 1000000ULL)
-
-struct unit_waiter {
-	pid_t pid;
-	uint64_t exec_ts;
-};
 
 struct unit_entry {
 	struct units *u;
@@ -48,10 +42,10 @@ struct unit_entry {
 };
 
 struct units {
-	struct manager *m;
+	struct units_callbacks cb;
+	void *userdata;
 	sd_bus *bus;
 	sd_bus_slot *reloading_slot, *owner_slot;
-	sd_event_source *rescan;
 	struct hashmap cache; /* name -> struct unit_entry */
 	bool systemd;	      /* org.freedesktop.systemd1 is on the bus */
 	bool said_absent;
@@ -100,26 +94,18 @@ static void entry_free(struct unit_entry *e)
 
 static void schedule_rescan(struct units *u)
 {
-	if (u->rescan)
-		sd_event_source_set_enabled(u->rescan, SD_EVENT_ONESHOT);
+	u->cb.rescan(u->userdata);
 }
 
 /* Drop every entry. Processes waiting on one are seen again by a rescan. */
 static void units_drop_all(struct units *u)
 {
-	struct hashmap_entry *e;
+	struct unit_entry *ue;
 	bool waiting = false;
-	size_t i;
+	size_t cursor = 0;
 
-	for (;;) {
-		i = 0;
-		e = hashmap_next(&u->cache, &i, NULL);
-		if (!e)
-			break;
-		struct unit_entry *ue = e->value;
-
+	while ((ue = hashmap_steal(&u->cache, &cursor))) {
 		waiting |= ue->n_waiters > 0 || ue->waiters_lost;
-		hashmap_remove(&u->cache, ue->name);
 		entry_free(ue);
 	}
 	if (waiting)
@@ -147,15 +133,6 @@ void units_flush(struct units *u)
 		}
 		ue->stale = true;
 	}
-}
-
-static int on_rescan(sd_event_source *s, void *userdata)
-{
-	struct units *u = userdata;
-
-	(void)s;
-	manager_rescan(u->m);
-	return 0;
 }
 
 static void set_systemd(struct units *u, bool present)
@@ -265,13 +242,38 @@ static bool error_means_no_unit(const sd_bus_error *e)
 	       sd_bus_error_has_name(e, "org.freedesktop.systemd1.LoadFailed");
 }
 
+/* The unit's [X-ExecGuard] section from its files, in systemd's order;
+ * a broken file is reported (file:line) and ignored. 1: a section. */
+static int entry_read_files(struct unit_entry *e, struct rule_settings *s, char **source)
+{
+	_cleanup_free_ const char **order = unit_files_order(e->fragment, e->dropins);
+	struct policy errors;
+	int r;
+
+	policy_init(&errors);
+	r = order ? unit_files_load(order, &errors, s, source) : -ENOMEM;
+	for (size_t i = 0; i < errors.n_errors; i++) {
+		const struct policy_error *pe = &errors.errors[i];
+		struct log_fields f = LOG_FIELDS_INIT;
+
+		f.unit = e->name;
+		if (pe->line)
+			log_event(LOG_WARNING, MID_UNIT_SECTION_INVALID, &f, "%s:%u: %s (unit %s; this file is ignored)",
+				  pe->file, pe->line, pe->message, e->name);
+		else
+			log_event(LOG_WARNING, MID_UNIT_SECTION_INVALID, &f, "%s: %s (unit %s; this file is ignored)",
+				  pe->file, pe->message, e->name);
+	}
+	policy_done(&errors);
+	return r;
+}
+
 /* Both answers are in: read the files, keep the result, decide the
  * processes that waited for it. */
 static void entry_complete(struct unit_entry *e)
 {
 	struct units *u = e->u;
-	_cleanup_free_ char *source = NULL;
-	_cleanup_free_ const char **order = NULL;
+	_cleanup_free_ char *source = NULL, *name = NULL;
 	struct rule_settings s = { .protect = -1 };
 	struct unit_waiter *waiters;
 	size_t n_waiters;
@@ -286,9 +288,8 @@ static void entry_complete(struct unit_entry *e)
 		struct log_fields f = LOG_FIELDS_INIT;
 
 		f.unit = e->name;
-		log_event(LOG_NOTICE, MID_UNIT_LOOKUP, &f,
-			  "cannot read unit %s's files from systemd: %s; %s, asking again in %llu s", e->name,
-			  strerror(-e->error),
+		log_event_errno(LOG_NOTICE, e->error, MID_UNIT_LOOKUP, &f,
+				"cannot read unit %s's files from systemd: %m; %s, asking again in %llu s", e->name,
 			  e->known ? "keeping what was read before" : "deciding without its [X-ExecGuard] section",
 			  RETRY_AFTER_NSEC / 1000000000ULL);
 		e->failed = true;
@@ -299,26 +300,7 @@ static void entry_complete(struct unit_entry *e)
 			goto decide;
 		}
 	} else if (!e->no_unit) {
-		struct policy errors;
-
-		order = unit_files_order(e->fragment, e->dropins);
-		policy_init(&errors);
-		r = order ? unit_files_load(order, &errors, &s, &source) : -ENOMEM;
-		for (size_t i = 0; i < errors.n_errors; i++) {
-			const struct policy_error *pe = &errors.errors[i];
-			struct log_fields f = LOG_FIELDS_INIT;
-
-			f.unit = e->name;
-			if (pe->line)
-				log_event(LOG_WARNING, MID_UNIT_SECTION_INVALID, &f,
-					  "%s:%u: %s (unit %s; this file is ignored)", pe->file, pe->line,
-					  pe->message, e->name);
-			else
-				log_event(LOG_WARNING, MID_UNIT_SECTION_INVALID, &f,
-					  "%s: %s (unit %s; this file is ignored)", pe->file, pe->message,
-					  e->name);
-		}
-		policy_done(&errors);
+		r = entry_read_files(e, &s, &source);
 		if (r < 0) {
 			log_error_errno(r, "cannot read the unit files of %s: %m; deciding without its section",
 				  e->name);
@@ -341,9 +323,13 @@ decide:
 	lost = e->waiters_lost;
 	e->n_waiters = 0;
 	e->waiters_lost = false;
-	/* Deciding may look this very unit up again (found known now). */
-	for (size_t i = 0; i < n_waiters; i++)
-		manager_decide_pid(u->m, waiters[i].pid, waiters[i].exec_ts);
+	/* Deciding may look this very unit up again (found known now), and
+	 * a full cache drops every entry, this one too: the name is copied. */
+	name = strdup(e->name);
+	if (name)
+		u->cb.answered(u->userdata, name, waiters, n_waiters);
+	else
+		lost = true;
 	free(waiters);
 	if (lost)
 		schedule_rescan(u);
@@ -358,7 +344,7 @@ static void note_reply_error(struct unit_entry *e, sd_bus_message *reply, const 
 	} else {
 		e->error = -sd_bus_message_get_errno(reply) ?: -EIO;
 		log_debug("cannot ask systemd about %s (%s): %s", e->name, what,
-			  err && err->message ? err->message : strerror(-e->error));
+			  err && err->message ? err->message : STRERROR(e->error));
 	}
 }
 
@@ -561,23 +547,15 @@ int units_foreach_section(struct units *u, units_section_fn fn, void *userdata)
 	return 0;
 }
 
-int units_new(struct manager *m, struct units **ret)
+int units_new(const struct units_callbacks *cb, void *userdata, struct units **ret)
 {
 	struct units *u = calloc(1, sizeof(*u));
-	int r;
 
 	if (!u)
 		return -ENOMEM;
-	u->m = m;
+	u->cb = *cb;
+	u->userdata = userdata;
 	hashmap_init(&u->cache, hash_string, equal_string);
-	r = sd_event_add_defer(manager_event(m), &u->rescan, on_rescan, u);
-	if (r < 0) {
-		units_free(u);
-		return r;
-	}
-	(void)sd_event_source_set_description(u->rescan, "units-rescan");
-	sd_event_source_set_enabled(u->rescan, SD_EVENT_OFF);
-	manager_set_unit_settings(m, units_lookup, u);
 	*ret = u;
 	return 0;
 }
@@ -586,7 +564,6 @@ struct units *units_free(struct units *u)
 {
 	if (!u)
 		return NULL;
-	u->rescan = sd_event_source_disable_unref(u->rescan);
 	units_set_bus(u, NULL);
 	units_drop_all(u);
 	hashmap_done(&u->cache);

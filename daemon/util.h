@@ -117,6 +117,11 @@ char *utf8_escape_invalid_text(const char *s, int *ret_err);
  * UTF-8 (overlong forms and surrogates included), len when all is. */
 size_t utf8_invalid_at(const char *buf, size_t len);
 
+/* The text of errno e (either sign), thread-safe (strerror() is not),
+ * in a buffer that lives as long as the statement: for messages that are
+ * not logged with %m (log_*_errno()), such as a policy error's text. */
+#define STRERROR(e) strerror_r(abs(e), (char[128]){}, 128)
+
 /* "12.0M", "512B": bytes with a binary suffix, for messages. */
 void format_bytes(char *buf, size_t size, uint64_t v);
 

@@ -60,7 +60,7 @@ while IFS=$'\t' read -r where cmd; do
 		v=${v%_"$(dpkg --print-architecture)".deb}
 		sed -n 's/^execguard (\([^)]*\)).*/\1/p' "$SRC/debian/changelog" | grep -qxF -- "$v" ||
 			fail "$where: '$cmd': not the name tools/deb.sh gives a version of debian/changelog"
-		grep -q 'apt_do install "\$old_deb"' "$SRC/tests/vm/e2e/inside-deb.sh" ||
+		grep -qE 'apt_do( --conffiles [a-z]+)? install "\$old_deb"' "$SRC/tests/vm/e2e/inside-deb.sh" ||
 			fail "$where: '$cmd': systemd-e2e-deb does not install tools/deb.sh's package"
 		;;
 	tools/* | bench/* | kernel/*)

@@ -188,6 +188,14 @@ if [ -n "$version" ]; then
 		cat "$scratch/tree/debian/changelog"
 	} > "$scratch/changelog.new"
 	mv "$scratch/changelog.new" "$scratch/tree/debian/changelog"
+	# The DaemonSet names the image deploy/kubernetes/build-image.sh tags
+	# from the changelog, execguard:VERSION (tests/test-k8s-manifest.py,
+	# run by the build, checks it): this build's version.
+	k8s=$scratch/tree/deploy/kubernetes/execguard.yaml
+	if [ -f "$k8s" ]; then
+		sed -i "s|image: execguard:${cur//./\\.}\$|image: execguard:$version|" "$k8s"
+		grep -q "image: execguard:$version\$" "$k8s" || die "$k8s names no image execguard:$cur to make $version"
+	fi
 fi
 ver=$(dpkg-parsechangelog -l "$scratch/tree/debian/changelog" -S Version)
 src=$scratch/execguard-${ver%%-*}

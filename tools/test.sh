@@ -79,7 +79,7 @@ if CC=clang meson_build fuzz -Dwerror=true -Dfuzzers=true -Db_lundef=false \
 	-Dc_args=-fsanitize=fuzzer-no-link,address,undefined \
 	-Dc_link_args=-fsanitize=address,undefined; then
 	step "fuzzers, $fuzz_seconds s each"
-	for f in maps elf cnproc policy procstats cgroup prewarm textfault psi containers; do
+	for f in maps elf cnproc policy procstats cgroup prewarm textfault psi containers cgroupwatch; do
 		work=$(mktemp -d)
 		cp "tests/fuzz/corpus/$f/"* "$work/"
 		if "$build_root/fuzz/tests/fuzz-$f" -max_total_time="$fuzz_seconds" -max_len=4096 -artifact_prefix="$build_root/fuzz-$f-" \

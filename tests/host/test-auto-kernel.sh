@@ -7,8 +7,10 @@
 # MID_AUTO_PROTECTED with its evidence); one that does not is not; with
 # more suffering units than the budget holds only the most suffering
 # fit, and the explicitly protected unit is never displaced; a restart
-# re-derives the state (execguard.conf(5), PROTECT=AUTO). Asserts on the
-# structured log lines and the fake files, never on how fast.
+# re-derives the state (execguard.conf(5), PROTECT=AUTO). The kernel
+# backend and no MatchExe= rule: the units' cgroups are decided as a
+# whole. Asserts on the structured log lines and the fake files, never on
+# how fast.
 . "$(dirname "$0")/lib.sh"
 test_init root cgroup2
 
@@ -85,7 +87,7 @@ fault_loop &
 KIDS+=($!)
 
 start_daemon --cgroup-root="$T/cgroot"
-wait_event 10 PROCESS_PROTECTED EXECGUARD_CGROUP="'/$S/$DB'" EXECGUARD_POLICY="'db'" ||
+wait_event 10 PUSH_PROTECTED EXECGUARD_CGROUP="'/$S/$DB'" EXECGUARD_POLICY="'db'" ||
 	fail "the explicitly protected unit was not protected"
 [ "$(file_value "$S/$DB")" = max ] || fail "memory.exec_protect of $DB is $(file_value "$S/$DB")"
 
@@ -97,8 +99,8 @@ done
 rate=$(sed -n 's/.* EXECGUARD_FAULT_RATE=\([0-9]*\).*/\1/p' <<< "$line")
 [ "${rate:-0}" -ge 20 ] || fail "protected at $rate faults/s, below AutoFaultRate=20: $line"
 [[ "$line" == *" EXECGUARD_PSI_SOME=50.00 "* ]] || fail "the unit's PSI is not the evidence: $line"
-wait_event 10 PROCESS_PROTECTED EXECGUARD_CGROUP="'/$S/$HI'" EXECGUARD_POLICY="'auto'" ||
-	fail "$HI's process not protected through the normal path"
+wait_event 10 PUSH_PROTECTED EXECGUARD_CGROUP="'/$S/$HI'" EXECGUARD_POLICY="'auto'" ||
+	fail "$HI's cgroup not protected through the normal path"
 wait_until 10 sh -c "[ \"\$(cat '$T/cgroot/$S/$HI/memory.exec_protect')\" = max ]" ||
 	fail "memory.exec_protect of $HI is $(file_value "$S/$HI")"
 pass "a suffering unit is protected, with its evidence logged"
@@ -108,7 +110,7 @@ wait_event 30 AUTO_OVER_BUDGET EXECGUARD_UNIT="'$MID'" || fail "$MID not reporte
 has_event AUTO_PROTECTED EXECGUARD_UNIT="'$MID'" && fail "$MID was protected beyond the budget"
 [ "$(file_value "$S/$MID")" = 0 ] || fail "memory.exec_protect of $MID is $(file_value "$S/$MID")"
 [ "$(file_value "$S/$DB")" = max ] || fail "the explicit unit $DB was displaced"
-has_event PROCESS_RELEASED EXECGUARD_CGROUP="'/$S/$DB'" && fail "the explicit unit $DB was released"
+has_event PUSH_RELEASED EXECGUARD_CGROUP="'/$S/$DB'" && fail "the explicit unit $DB was released"
 pass "budget holds: the most suffering first, the explicit unit never displaced"
 
 # CALM: watched, never protected. Its samples were taken in the same

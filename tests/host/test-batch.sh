@@ -20,12 +20,15 @@ A=execguard-batch-$$
 new_cgroup "$A"
 fake_cgroup "$A"
 batch_conf() {
+# MatchExe=: the process path (connector, pins, later looks) is what this
+# tests; without it the kernel backend decides cgroups as a whole.
 	write_conf <<CONF
 [Daemon]
 Backend=kernel
 ExecBatchMSec=$1
 [Rule batch]
 MatchCgroup=/$A
+MatchExe=/usr/bin/sleep /bin/sleep
 Protect=yes
 CONF
 }

@@ -25,6 +25,10 @@ AutoIntervalSec=1
 [Rule everything]
 MatchCgroup=/$S/*
 Protect=auto
+# Processes followed: a rule that names executables (MatchExe=) keeps
+# the kernel backend on the process path this test is about.
+[Rule processes]
+MatchExe=*
 CONF
 
 run_in "$S/$HOT" sleep 300

@@ -24,6 +24,10 @@ Protect=yes
 [Rule db]
 MatchUnit=egtest-b-$$.service
 Protect=yes
+# Processes followed: a rule that names executables (MatchExe=) keeps
+# the kernel backend on the process path this test is about.
+[Rule processes]
+MatchExe=*
 CONF
 
 start_daemon --cgroup-root="$T/cgroot"

@@ -78,6 +78,10 @@ PrewarmRecordSec=1
 MatchUnit=$A
 Protect=yes
 Prewarm=yes
+# Processes followed: a rule that names executables (MatchExe=) keeps
+# the kernel backend on the process path this test is about.
+[Rule processes]
+MatchExe=*
 CONF
 	python3 "$PC" make "$F" 64 || fail "cannot write the text file"
 	: > "$T/daemon.log"
@@ -185,6 +189,10 @@ Backend=none
 MatchUnit=$A
 Protect=yes
 Prewarm=yes
+# Processes followed: a rule that names executables (MatchExe=) keeps
+# the kernel backend on the process path this test is about.
+[Rule processes]
+MatchExe=*
 CONF
 : > "$T/daemon.log"
 start_daemon --prewarm-dir="$T/prewarm-lock"

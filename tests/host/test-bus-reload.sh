@@ -13,6 +13,10 @@ Backend=kernel
 [Rule old]
 MatchUnit=egtest-r-$$.service
 Protect=yes
+# Processes followed: a rule that names executables (MatchExe=) keeps
+# the kernel backend on the process path this test is about.
+[Rule processes]
+MatchExe=*
 CONF
 start_daemon --cgroup-root="$T/cgroot"
 wait_event 5 BUS_NAME || fail "not on the bus"
@@ -40,7 +44,7 @@ pass "broken reload rejected with file:line, old policy kept"
 
 printf '[Rule new]\nMatchUnit=%s\nProtect=no\n' "$A" > "$T/etc/execguard.d/50-bad.conf"
 out=$(ctl reload) || fail "good reload failed"
-[ "$out" = "policy reloaded: 2 rules from 2 files" ] || fail "reload said: $out"
+[ "$out" = "policy reloaded: 3 rules from 2 files" ] || fail "reload said: $out"
 wait_event 5 PROCESS_RELEASED EXECGUARD_PID="$p" EXECGUARD_POLICY="'new'" || fail "new policy not applied"
 ctl explain "$p" | grep -q "do not protect, decided by new" || fail "explain after reload"
 ctl --json reload | json_ok || fail "reload --json does not parse"

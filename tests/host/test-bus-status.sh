@@ -17,6 +17,10 @@ Backend=kernel
 [Rule web]
 MatchUnit=egtest-a-$$.service
 Protect=yes
+# Processes followed: a rule that names executables (MatchExe=) keeps
+# the kernel backend on the process path this test is about.
+[Rule processes]
+MatchExe=*
 CONF
 
 start_daemon --cgroup-root="$T/cgroot"
@@ -97,7 +101,16 @@ if id nobody > /dev/null 2>&1 && command -v setpriv > /dev/null; then
 	asnobody reload > "$T/nobody.out" 2>&1 && fail "nobody could reload"
 	grep -qi "denied\|not permitted" "$T/nobody.out" || fail "nobody reload: $(cat "$T/nobody.out")"
 	asnobody explain "$pa" > /dev/null 2>&1 && fail "nobody could explain root's process"
-	pass "non-root: status yes, reload and explain of others' processes no"
+	# One rule for every method that names what processes run: the lists
+	# give nobody none of root's units, executables or libraries.
+	[ "$(busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" call org.execguard.Manager1 /org/execguard/Manager1 \
+		org.execguard.Manager1 ListLibraries | awk '{ print $2 }')" -gt 0 ] || fail "root sees no library"
+	for m in ListUnits ListUnitsEx ListLibraries; do
+		n=$(setpriv --reuid=nobody --regid=nogroup --clear-groups busctl --address="$DBUS_SYSTEM_BUS_ADDRESS" \
+			call org.execguard.Manager1 /org/execguard/Manager1 org.execguard.Manager1 "$m" | awk '{ print $2 }')
+		[ "$n" = 0 ] || fail "nobody's $m has $n rows of root's processes"
+	done
+	pass "non-root: status yes (its own processes only), reload and explain of others' processes no"
 fi
 
 stop_bus

@@ -30,6 +30,8 @@ held=$((16#$(awk '$1 == "CapBnd:" { print $2 }' /proc/self/status)))
 common=$(( $(bit 12) | $(bit 19) ))                           # net_admin, sys_ptrace
 lock=$(( common | $(bit 2) | $(bit 14) | $(bit 24) | $(bit 40) )) # + dac_read_search, ipc_lock, sys_resource, checkpoint_restore
 
+# MatchExe=: each backend looks at nobody's process (its executable read
+# through /proc with the capabilities kept), whatever backend.
 for backend in none kernel lock; do
 	write_conf <<CONF
 [Daemon]
@@ -37,6 +39,7 @@ Backend=$backend
 LockRecheckSec=1
 [Rule nobody]
 MatchCgroup=/$A
+MatchExe=$P/home/mysleep
 Protect=yes
 CONF
 	start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run-$backend"

@@ -22,7 +22,10 @@ start_daemon --cgroup-root="$T/cgroot"
 wait_event 5 BUS_NAME || fail "daemon did not take its bus name"
 run_in "$S/$U" sleep 600
 pid=$LAST_PID
-wait_event 5 PROCESS_PROTECTED EXECGUARD_PID="$pid" || fail "pid $pid not protected"
+# Backend kernel, no rule names executables: the unit's cgroup is
+# protected as a whole (execguardd v3's push path), not pid by pid.
+wait_event 5 PUSH_PROTECTED EXECGUARD_UNIT="'$U'" EXECGUARD_CGROUP="'/$S/$U'" ||
+	fail "$U's cgroup not protected"
 
 # The documentation's examples of unit files, where its commands name them.
 mkdir "$T/examples"

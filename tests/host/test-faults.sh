@@ -16,11 +16,14 @@ mkdir -p "$T/cgroot"
 mount -t tmpfs -o size=1M execguard-test "$T/cgroot" || skip "cannot mount a tmpfs"
 on_exit 'umount "$T/cgroot" 2>/dev/null'
 fake_cgroup "$C" # only C has the file; A's and B's are "gone"
+# MatchExe=: the process path (connector, pins, later looks) is what this
+# tests; without it the kernel backend decides cgroups as a whole.
 write_conf <<CONF
 [Daemon]
 Backend=kernel
 [Rule f]
 MatchCgroup=/$A /$B /$C
+MatchExe=/usr/bin/sleep /bin/sleep
 Protect=yes
 CONF
 start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"

@@ -19,11 +19,14 @@ new_cgroup "$A"
 new_cgroup "$B"
 fake_cgroup "$A"
 fake_cgroup "$B"
+# MatchExe=: the process path (connector, pins, later looks) is what this
+# tests; without it the kernel backend decides cgroups as a whole.
 write_conf <<CONF
 [Daemon]
 Backend=kernel
 [Rule f]
 MatchCgroup=/$A /$B
+MatchExe=/usr/bin/sleep /bin/sleep
 Protect=yes
 CONF
 

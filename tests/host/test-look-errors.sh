@@ -15,12 +15,15 @@ command -v prlimit >/dev/null || skip "needs prlimit (util-linux)"
 A=execguard-lookerr-$$
 new_cgroup "$A"
 fake_cgroup "$A"
+# MatchExe=: the process path (connector, pins, later looks) is what this
+# tests; without it the kernel backend decides cgroups as a whole.
 write_conf <<CONF
 [Daemon]
 Backend=kernel
 LockRecheckSec=1
 [Rule lookerr]
 MatchCgroup=/$A
+MatchExe=/usr/bin/sleep /bin/sleep /usr/bin/dash /bin/dash
 Protect=yes
 CONF
 start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run" --log-level=debug

@@ -15,12 +15,15 @@ for c in "$A" "$B" "$U"; do
 	new_cgroup "$c"
 	fake_cgroup "$c"
 done
+# MatchExe=: the process path (connector, pins, later looks) is what this
+# tests; without it the kernel backend decides cgroups as a whole.
 write_conf <<CONF
 [Daemon]
 Backend=kernel
 LockRecheckSec=1
 [Rule moved]
 MatchCgroup=/$A /$B
+MatchExe=/usr/bin/sleep /bin/sleep
 Protect=yes
 CONF
 start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"

@@ -29,11 +29,14 @@ done
 OFF=execguard-names-off-$$
 new_cgroup "$OFF"
 fake_cgroup "$OFF"
+# MatchExe=: the process path (connector, pins, later looks) is what this
+# tests; without it the kernel backend decides cgroups as a whole.
 write_conf <<CONF
 [Daemon]
 Backend=kernel
 [Rule odd]
 MatchCgroup=/$BASE/*
+MatchExe=/usr/bin/sleep /bin/sleep
 Protect=yes
 [Rule esc]
 MatchUnit=app\x2dweb.service

@@ -55,6 +55,10 @@ Backend=kernel
 [Rule scale]
 MatchCgroup=/$A
 Protect=yes
+# Processes followed: a rule that names executables (MatchExe=) keeps
+# the kernel backend on the process path this test is about.
+[Rule processes]
+MatchExe=*
 CONF
 # One pidfd per protected process: the daemon raises its soft limit to
 # the hard one (systemd's default hard limit is 524288). Where the hard

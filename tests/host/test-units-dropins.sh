@@ -18,6 +18,10 @@ Backend=kernel
 [Rule not-v]
 MatchUnit=egtest-v-$$.service
 Protect=no
+# Processes followed: a rule that names executables (MatchExe=) keeps
+# the kernel backend on the process path this test is about.
+[Rule processes]
+MatchExe=*
 CONF
 mkdir -p "$T/units/$U.d" "$T/units/$V.d"
 printf '[Unit]\nDescription=test\n[Service]\nExecStart=/bin/sleep 60\n' > "$T/units/$U"

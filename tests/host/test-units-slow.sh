@@ -13,10 +13,13 @@ bus_test_init fake-systemd
 K=egtest-k-$$.service
 N=egtest-n-$$.service
 unit_cgroup "$S" "$K"
-unit_cgroup "$S" "$N"
 write_conf <<CONF
 [Daemon]
 Backend=kernel
+# Processes followed: a rule that names executables (MatchExe=) keeps
+# the kernel backend on the process path this test is about.
+[Rule processes]
+MatchExe=*
 CONF
 for u in "$K" "$N"; do
 	mkdir -p "$T/units/$u.d"
@@ -32,6 +35,9 @@ wait_event 10 PROCESS_PROTECTED EXECGUARD_PID="$pk" EXECGUARD_POLICY="'$T/units/
 w0=$(stats | counter "waits for unit sections")
 
 kill -STOP "$FAKE_PID"
+# N's cgroup only now: one found at start is decided as a whole and its
+# unit asked about then, so N would not be "a unit not known yet".
+unit_cgroup "$S" "$N"
 run_in "$S/$N" sleep 600
 pn=$LAST_PID
 wait_until 10 grep -q sleep "/proc/$pn/comm" || fail "pid $pn did not exec sleep"

@@ -157,4 +157,25 @@ static void test_ancestors(void)
 	check_ancestors("", "");
 }
 
-TEST_MAIN(test_proc_cgroup, test_unit, test_relative, test_find_mount, test_find_memory_mount, test_ancestors)
+static void test_unit_root(void)
+{
+	const char *found;
+	size_t len;
+	char *r;
+
+	r = cgroup_unit_root("/machine.slice/libpod-ab.scope/container", "libpod-ab.scope");
+	CHECK_STREQ(r, "/machine.slice/libpod-ab.scope");
+	free(r);
+	r = cgroup_unit_root("/system.slice/x.service", "x.service");
+	CHECK_STREQ(r, "/system.slice/x.service");
+	free(r);
+	/* A component that only contains the name is not it. */
+	r = cgroup_unit_root("/a/xx.service/b", "x.service");
+	CHECK_STREQ(r, "/a/xx.service/b");
+	free(r);
+	CHECK_EQ_INT(cgroup_find_proc_cgroup("0::/a/b\n", 8, &found, &len), 0);
+	CHECK_EQ_INT(len, 4);
+	CHECK(strncmp(found, "/a/b", len) == 0);
+}
+
+TEST_MAIN(test_unit_root, test_proc_cgroup, test_unit, test_relative, test_find_mount, test_find_memory_mount, test_ancestors)

@@ -102,4 +102,12 @@ static void test_release(void)
 	CHECK(!kernel_release_at_least("garbage", 6, 6));
 }
 
-TEST_MAIN(test_exec_exit, test_ack, test_bad, test_release)
+/* The connector serves the initial PID and user namespaces only. */
+static void test_namespaces(void)
+{
+	CHECK(cnproc_namespace_refused(0xEFFFFFFCU, 0xEFFFFFFDU) == NULL);
+	CHECK_STREQ(cnproc_namespace_refused(4026532201U, 0xEFFFFFFDU), "PID");
+	CHECK_STREQ(cnproc_namespace_refused(0xEFFFFFFCU, 4026532202U), "user");
+}
+
+TEST_MAIN(test_namespaces, test_exec_exit, test_ack, test_bad, test_release)

@@ -937,6 +937,35 @@ static void test_protect_auto(void)
 	policy_done(&p);
 }
 
-TEST_MAIN(test_protect_auto, test_good, test_dependent_keys, test_errors, test_long_line_and_nul, test_precedence, test_unit_section,
+/* What the push path asks of the policy: whether executables matter for
+ * a cgroup, and whether rules reach beyond units. */
+static void test_cgroup_level(void)
+{
+	struct policy p;
+	struct policy_input web = { .unit = "web.service", .cgroup = "/system.slice/web.service" };
+	struct policy_input db = { .unit = "db.service", .cgroup = "/system.slice/db.service" };
+	struct policy_input pod = { .cgroup = "/kubepods.slice/kubepods-pod1.slice" };
+
+	CHECK_EQ_INT(parse(&p, "[Rule web]\nMatchUnit=web.service\nProtect=yes\n"
+			       "[Rule db-main]\nMatchUnit=db.service\nMatchExe=/usr/bin/db\nProtect=yes\n"), 0);
+	CHECK(!policy_exe_matters(&p, &web));
+	CHECK(policy_exe_matters(&p, &db));
+	CHECK(policy_names_exes(&p));
+	CHECK(!policy_matches_beyond_units(&p));
+	policy_done(&p);
+	CHECK_EQ_INT(parse(&p, "[Rule web]\nMatchUnit=web.service\nProtect=yes\n"
+			       "[Rule pods]\nMatchCgroup=/kubepods.slice/kubepods-pod*\nProtect=yes\n"), 0);
+	CHECK(!policy_names_exes(&p));
+	CHECK(policy_matches_beyond_units(&p));
+	CHECK(!policy_exe_matters(&p, &pod));
+	CHECK(policy_may_protect(&p, &pod));
+	policy_done(&p);
+	/* A rule without MatchUnit= that protects nothing does not reach. */
+	CHECK_EQ_INT(parse(&p, "[Rule off]\nMatchCgroup=/x\nProtect=no\n"), 0);
+	CHECK(!policy_matches_beyond_units(&p));
+	policy_done(&p);
+}
+
+TEST_MAIN(test_protect_auto, test_cgroup_level, test_good, test_dependent_keys, test_errors, test_long_line_and_nul, test_precedence, test_unit_section,
 	  test_load_files, test_dropin_dirs, test_paths, test_inline_comments, test_encoding, test_warnings,
 	  test_shipped_conffile, test_escaped_names, test_list_keys, test_container_examples, test_prewarm_keys)

@@ -6,8 +6,13 @@
 #
 # The host's / is shared read-only over virtio-9p and is the lower layer of
 # an overlay with a tmpfs upper layer, so the VM runs the host's binaries
-# and libraries and its writes vanish with it. A busybox initramfs builds
-# that root. Then, in mode "init" (the default), it runs the command as
+# and libraries and its writes vanish with it. What the host holds in the
+# paths the tests own (an administrator's /etc/execguard.conf and
+# /etc/execguard.d, /var/lib/execguard, podman's storage and its
+# configuration, the execguard package in dpkg's database, a persistent
+# journal) is hidden from the guest, which sees them as on a machine where
+# they were never made (hide-host-state.sh says which, and how). A busybox
+# initramfs builds that root. Then, in mode "init" (the default), it runs the command as
 # root in a chroot of it, without systemd; in mode "systemd" it
 # switch_roots into systemd as PID 1, which boots execguard-vm.target
 # (basic.target plus units that --copy puts into its .wants directory)
@@ -100,7 +105,7 @@ while [ $# -gt 0 ]; do
 	--allow-splat) allow_splat=true ;;
 	--allow-oom-kill) allow_oom_kill=true ;;
 	--quiet) quiet=true ;;
-	-h|--help) sed -n '3,56s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	--) shift; break ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
@@ -153,6 +158,9 @@ initrd=$work/initramfs
 mkdir -p "$initrd"/{bin,dev,proc,sys,lower,rw,newroot,payload}
 cp "$busybox" "$initrd/bin/busybox"
 ln -s busybox "$initrd/bin/sh"
+hide=$(dirname "${BASH_SOURCE[0]}")/hide-host-state.sh
+[ -f "$hide" ] || die "$hide not found"
+cp "$hide" "$initrd/hide-host-state.sh"
 
 i=0
 for c in "${copies[@]}"; do
@@ -191,6 +199,11 @@ mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 hostroot /lower ||
 	fail "cannot mount the host root"
 mount -t tmpfs -o mode=0755 tmpfs /rw
 mkdir -p /rw/upper /rw/work
+# The guest's own view of the paths the tests own: whiteouts in the upper
+# layer for what the host has there, before the overlay is mounted.
+. /hide-host-state.sh
+hidden=$(hide_host_state /lower /rw/upper) || fail "cannot hide the host's state: $hidden"
+[ -z "$hidden" ] || echo "vm-init: the host's, hidden from the guest:" $hidden
 mount -t overlay -o lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work \
 	overlay /newroot || fail "cannot mount the overlay"
 

@@ -3,6 +3,10 @@
  * org.freedesktop.systemd1, answers FragmentPath and DropInPaths of any
  * unit from a directory (DIR/NAME, DIR/NAME.d/ *.conf), and on SIGHUP
  * sends Reloading(true) and Reloading(false) as daemon-reload does.
+ * The test's own method FakeUnitState(unit, state, cgroup) plays a unit
+ * starting or stopping: the unit's ControlGroup becomes cgroup and its
+ * PropertiesChanged signal says ActiveState=state, as systemd sends it
+ * to subscribers.
  * Usage: fake-systemd DIR (bus from DBUS_SYSTEM_BUS_ADDRESS). */
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +20,12 @@
 #include <unistd.h>
 
 static const char *dir;
+
+/* Units FakeUnitState() told of, and their cgroups. */
+static struct {
+	char unit[256], cgroup[512];
+} known[64];
+static size_t n_known;
 
 static char *unit_of(const char *path)
 {
@@ -89,6 +99,56 @@ static int find_unit(sd_bus *bus, const char *path, const char *interface, void 
 	return 1;
 }
 
+static int get_cgroup(sd_bus *bus, const char *path, const char *interface, const char *property,
+		      sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+	char *name = unit_of(path);
+	const char *cg = "";
+
+	(void)bus, (void)interface, (void)property, (void)userdata, (void)error;
+	for (size_t i = 0; name && i < n_known; i++)
+		if (strcmp(known[i].unit, name) == 0)
+			cg = known[i].cgroup;
+	free(name);
+	return sd_bus_message_append(reply, "s", cg);
+}
+
+static int method_fake_unit_state(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+	sd_bus_message *sig = NULL;
+	const char *unit, *state, *cgroup;
+	char *path = NULL;
+	size_t i;
+	int r;
+
+	(void)userdata, (void)error;
+	r = sd_bus_message_read(m, "sss", &unit, &state, &cgroup);
+	if (r < 0)
+		return r;
+	for (i = 0; i < n_known && strcmp(known[i].unit, unit) != 0; i++)
+		;
+	if (i == n_known && n_known < sizeof(known) / sizeof(known[0]))
+		n_known++;
+	if (i < n_known) {
+		snprintf(known[i].unit, sizeof(known[i].unit), "%s", unit);
+		snprintf(known[i].cgroup, sizeof(known[i].cgroup), "%s", cgroup);
+	}
+	r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", unit, &path);
+	if (r >= 0)
+		r = sd_bus_message_new_signal(sd_bus_message_get_bus(m), &sig, path, "org.freedesktop.DBus.Properties",
+					      "PropertiesChanged");
+	if (r >= 0)
+		r = sd_bus_message_append(sig, "sa{sv}as", "org.freedesktop.systemd1.Unit", 1, "ActiveState", "s", state, 0);
+	if (r >= 0)
+		r = sd_bus_send(NULL, sig, NULL);
+	sd_bus_message_unref(sig);
+	free(path);
+	if (r < 0)
+		return r;
+	fprintf(stderr, "fake-systemd: %s %s in %s\n", unit, state, cgroup);
+	return sd_bus_reply_method_return(m, NULL);
+}
+
 static int method_subscribe(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
 	(void)userdata, (void)error;
@@ -102,9 +162,16 @@ static const sd_bus_vtable unit_vtable[] = {
 	SD_BUS_VTABLE_END
 };
 
+static const sd_bus_vtable cgroup_vtable[] = {
+	SD_BUS_VTABLE_START(0),
+	SD_BUS_PROPERTY("ControlGroup", "s", get_cgroup, 0, 0),
+	SD_BUS_VTABLE_END
+};
+
 static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_START(0),
 	SD_BUS_METHOD("Subscribe", "", "", method_subscribe, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD("FakeUnitState", "sss", "", method_fake_unit_state, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_SIGNAL("Reloading", "b", 0),
 	SD_BUS_VTABLE_END
 };
@@ -148,6 +215,10 @@ int main(int argc, char **argv)
 	    (r = sd_bus_add_fallback_vtable(bus, NULL, "/org/freedesktop/systemd1/unit",
 					    "org.freedesktop.systemd1.Unit", unit_vtable, find_unit,
 					    NULL)) < 0 ||
+	    (r = sd_bus_add_fallback_vtable(bus, NULL, "/org/freedesktop/systemd1/unit",
+					    "org.freedesktop.systemd1.Service", cgroup_vtable, find_unit, NULL)) < 0 ||
+	    (r = sd_bus_add_fallback_vtable(bus, NULL, "/org/freedesktop/systemd1/unit",
+					    "org.freedesktop.systemd1.Scope", cgroup_vtable, find_unit, NULL)) < 0 ||
 	    (r = sd_bus_add_object_vtable(bus, NULL, "/org/freedesktop/systemd1",
 					  "org.freedesktop.systemd1.Manager", manager_vtable, NULL)) < 0 ||
 	    (r = sd_bus_request_name(bus, "org.freedesktop.systemd1", 0)) < 0 ||

@@ -22,6 +22,9 @@ export DEBIAN_FRONTEND=noninteractive
 rm -f /usr/sbin/policy-rc.d /var/lib/man-db/auto-update
 rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
 t_start=$SECONDS
+# The host's /etc/execguard.conf, its execguard package, are not here
+# (vm-run.sh hides them): the install below is a first install.
+check_own_view
 
 # A service that opts in with a drop-in, before the package is there.
 mkdir -p /etc/systemd/system/eg-web.service.d
@@ -31,14 +34,26 @@ systemctl daemon-reload
 systemctl start eg-web
 
 apt_log=/tmp/apt.log
+# apt_do [--conffiles new|old] ARGS...: apt ARGS -y, with nothing on
+# stdin: a question nobody answers is an error ("end of file on stdin at
+# conffile prompt"), not a hang. dpkg asks about a conffile that exists
+# and differs from the package's; each step says what the test means:
+# new, the package's (a first install), or old, the administrator's
+# (an upgrade keeps a changed /etc/execguard.conf).
 apt_do() {
-	local t=$SECONDS rc=0
-	apt "$@" -y > "$apt_log" 2>&1 || rc=$?
-	say "apt $* (exit $rc, $((SECONDS - t)) s)"
+	local t=$SECONDS rc=0 opts=()
+	if [ "$1" = --conffiles ]; then
+		opts=(-o "Dpkg::Options::=--force-conf$2")
+		shift 2
+	fi
+	apt "${opts[@]}" "$@" -y < /dev/null > "$apt_log" 2>&1 || rc=$?
+	say "apt ${opts[*]:+${opts[*]} }$* (exit $rc, $((SECONDS - t)) s)"
 	[ $rc = 0 ] || sed 's/^/E2E:   /' "$apt_log" | tail -n 20
 	return $rc
 }
-check "apt install ./$(basename "$old_deb")" apt_do install "$old_deb"
+check "apt install ./$(basename "$old_deb")" apt_do --conffiles new install "$old_deb"
+conf_is_the_packages() { dpkg-deb --fsys-tarfile "$old_deb" | tar -xOf - ./etc/execguard.conf | cmp -s - /etc/execguard.conf; }
+check "/etc/execguard.conf is the package's" conf_is_the_packages
 check "execguardd.service enabled by the package" systemctl is-enabled --quiet execguardd
 wait_for 20 systemctl is-active --quiet execguardd
 check "execguardd.service started by the package" systemctl is-active --quiet execguardd
@@ -48,7 +63,7 @@ check "eg-web.service protected (memory.exec_protect=max)" value_is system.slice
 # An administrator's change to the conffile, then an upgrade.
 printf '\n# changed by the administrator\n[Rule e2e-local]\nMatchUnit=eg-local.service\nProtect=yes\n' >> /etc/execguard.conf
 pid0=$(main_pid)
-check "apt install ./$(basename "$new_deb") (upgrade)" apt_do install "$new_deb"
+check "apt install ./$(basename "$new_deb") (upgrade)" apt_do --conffiles old install "$new_deb"
 new_version=$(dpkg-deb -f "$new_deb" Version)
 check "dpkg has $new_version" test "$(dpkg-query -W -f '${Version}' execguard)" = "$new_version"
 check "the changed /etc/execguard.conf kept" grep -q '^\[Rule e2e-local\]' /etc/execguard.conf

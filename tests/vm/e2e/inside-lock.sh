@@ -21,6 +21,7 @@ MID_LOCK_RELOCKED=437b87f546c74ac5a671ee690821e1cd
 MID_LOCK_MLOCK_FAILED=3362eb49aa7d43a5ba17ef4342bb2299
 MID_LOOK_FAILED=78f1e4aed68d47459ee37534a9f7796d
 
+check_own_view
 cp -a "$stage/." /
 mkdir -p /etc/execguard.d
 cp /usr/share/doc/execguard/examples/containers.conf /etc/execguard.d/

@@ -36,6 +36,29 @@ finish() {
 	exit $((failed > 0))
 }
 
+# The guest's own view (vm-run.sh, hide-host-state.sh): before a test
+# puts anything there, none of the paths it owns holds anything of the
+# host's, whatever the host has (an administrator's policy, podman's
+# storage, the package). Call first. Podman's storage holds only what
+# systemd-tmpfiles made at boot (podman.conf: storage/tmp).
+check_own_view() {
+	local p seen=
+	for p in /etc/execguard.conf /etc/execguard.d /var/lib/execguard \
+		/etc/containers/storage.conf /run/containers \
+		/etc/containers/oci/hooks.d/*execguard* /usr/share/containers/oci/hooks.d/*execguard* \
+		/usr/local/share/containers/oci/hooks.d/*execguard*; do
+		[ -e "$p" ] && seen="$seen $p"
+	done
+	for p in /var/lib/containers/* /var/lib/containers/storage/*; do
+		case $p in
+		/var/lib/containers/storage | /var/lib/containers/storage/tmp) ;;
+		*) [ -e "$p" ] && seen="$seen $p" ;;
+		esac
+	done
+	dpkg-query -W execguard > /dev/null 2>&1 && seen="$seen dpkg:execguard"
+	check "the guest's own view: nothing of the host's in the paths the test owns${seen:+ (seen:$seen)}" test -z "$seen"
+}
+
 # A podman container under systemd, from an image made here, offline (a
 # busybox-static root file system, podman import): podman_start sets
 # ctr_pid, ctr_cgroup (of its process: machine.slice/libpod-ID.scope/

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The lock backend's state and what its parts share: backend-lock.c
- * scans, plans and locks (create, protect, release, reconfigure, the
- * re-check timer), backend-lock-pressure.c gives locks back under memory
- * pressure (PSI triggers, the memory watch), backend-lock-report.c logs
- * and reports what is locked. Nothing outside these files includes this
- * header. */
+ * scans and follows the protected processes (create, protect, release,
+ * reconfigure, the re-check timer), backend-lock-apply.c carries out the
+ * plan (mlock) and reports refusals, backend-lock-pressure.c gives locks
+ * back under memory pressure (PSI triggers, the memory watch),
+ * backend-lock-report.c logs and reports what is locked. Each calls only
+ * the ones after it in this list. Nothing outside these files includes
+ * this header. */
 #pragma once
 
 #include <systemd/sd-event.h>
 
 #include "backend.h"
+#include "event-util.h"
 #include "lockset.h"
 #include "meminfo.h"
 #include "psi.h"
@@ -101,12 +104,22 @@ struct lock_backend {
 	uint64_t last_logged_locked;
 };
 
-/* backend-lock.c */
 /* The loop's CLOCK_MONOTONIC now in microseconds; the clock's without
  * a loop. */
-uint64_t lock_now_usec(struct lock_backend *b);
+static inline uint64_t lock_now_usec(struct lock_backend *b)
+{
+	uint64_t t = 0;
+
+	if (!b->event || sd_event_now(b->event, CLOCK_MONOTONIC, &t) < 0)
+		t = now_ns() / 1000;
+	return t;
+}
+
+/* backend-lock-apply.c */
 /* Plan within the budgets, lock and unlock to match, report refusals. */
 void plan_and_apply(struct lock_backend *b);
+/* Whether this process may lock beyond RLIMIT_MEMLOCK. */
+bool has_cap_ipc_lock(void);
 
 /* backend-lock-pressure.c */
 void pressure_params(const struct daemon_settings *s, unsigned *stall, unsigned *window,
@@ -124,7 +137,6 @@ void unit_watches_prune(struct lock_backend *b);
 void unit_watches_reset(struct lock_backend *b);
 
 /* backend-lock-report.c */
-void report_refusals(struct lock_backend *b);
 /* Per unit; unless forced only when the locked total moved by 1 MiB. */
 void log_summary(struct lock_backend *b, bool force);
 void lock_describe(void *state, char *buf, size_t size);

@@ -158,5 +158,5 @@ kill -USR1 "$daemon"; sleep 0.5
 after=$(grep "stats (on request)" "$T/daemon.log" | tail -n 1)
 f() { sed -n "s/.*$1 \\([0-9]*\\).*/\\1/p" <<<"$2"; }
 echo "status listed $rows units"
-echo "exec events during the calls: $(( $(f "exec events" "$after") - $(f "exec events" "$before") )); daemon exec-to-decision (last 4096 decisions): p50 $(f "exec-to-decision p50" "$after") us, p99 $(f p99 "$after") us, max $(f "p99 [0-9]* us max" "$after") us"
+echo "exec events during the calls: $(( $(f "exec events" "$after") - $(f "exec events" "$before") )); daemon exec-to-decision (since its start, from its histogram): p50 $(f "exec-to-decision p50" "$after") us, p99 $(f p99 "$after") us, max $(f "p99 [0-9]* us max" "$after") us"
 echo "command: bench/status-scale.sh -n $n -u $units -c $calls"

@@ -10,6 +10,7 @@
 #include "bus-strings.h"
 #include "bus.h"
 #include "event-util.h"
+#include "latency.h"
 #include "log.h"
 #include "manager-view.h"
 #include "prewarm.h"
@@ -76,6 +77,17 @@ static int get_property(sd_bus *bus, const char *path, const char *interface, co
 		return sd_bus_message_append(reply, "u", st.latency_p99_us);
 	if (streq(property, "LatencyMaxUSec"))
 		return sd_bus_message_append(reply, "u", st.latency_max_us);
+	if (streq(property, "LatencyBuckets")) {
+		struct latency_bucket b[LATENCY_EXPORT_BUCKETS];
+		int r = sd_bus_message_open_container(reply, 'a', "(tt)");
+
+		latency_export(st.latency, b);
+		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(b); i++)
+			r = sd_bus_message_append(reply, "(tt)", b[i].le_us, b[i].count);
+		return r < 0 ? r : sd_bus_message_close_container(reply);
+	}
+	if (streq(property, "LatencySumUSec"))
+		return sd_bus_message_append(reply, "t", st.latency->sum_us);
 	if (streq(property, "Rules"))
 		return sd_bus_message_append(reply, "u", (uint32_t)p->n_rules);
 	if (streq(property, "UnitLookup"))
@@ -288,6 +300,8 @@ static const sd_bus_vtable manager_vtable[] = {
 	PROP("LatencyP50USec", "u"),
 	PROP("LatencyP99USec", "u"),
 	PROP("LatencyMaxUSec", "u"),
+	PROP("LatencyBuckets", "a(tt)"),
+	PROP("LatencySumUSec", "t"),
 	PROP("Rules", "u"),
 	PROP("PolicyFiles", "as"),
 	PROP("UnitLookup", "s"),

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "ctl-json.h"
 #include "ctl-segments.h"
 #include "elf-segments.h"
 #include "maps.h"
@@ -213,7 +214,6 @@ static int print_json(const struct segments_args *a, const char *cgroup, const p
 {
 	struct json_object *o = json_object_new_object(), *arr, *totals, *by;
 	struct seg_totals t;
-	int r;
 
 	json_object_object_add(o, "unit", json_str(a->target && cgroup ? a->target : NULL));
 	json_object_object_add(o, "cgroup", json_str(cgroup));
@@ -244,9 +244,7 @@ static int print_json(const struct segments_args *a, const char *cgroup, const p
 	}
 	json_object_object_add(totals, "by_perms", by);
 	json_object_object_add(o, "totals", totals);
-	r = puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(o);
-	return r < 0 || fflush(stdout) != 0 ? SEG_FAILED : SEG_OK;
+	return ctl_json_print(o) < 0 ? SEG_FAILED : SEG_OK;
 }
 
 static unsigned pct(uint64_t part, uint64_t whole)

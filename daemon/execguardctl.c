@@ -7,12 +7,14 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <json-c/json.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
 
 #include "bus-stats.h"
 #include "bus-names.h"
 #include "ctl-containers.h"
+#include "ctl-json.h"
 #include "ctl-segments.h"
 #include "metrics.h"
 #include "policy.h"
@@ -29,7 +31,7 @@ enum {
 
 static bool arg_json;
 static uint64_t arg_timeout_usec; /* 0: sd-bus's default (25 s) */
-static const char *arg_config = DEFAULT_CONFIG;
+static const char *arg_config; /* NULL: the defaults */
 static const char *arg_output; /* metrics: write here, atomically */
 static const char *arg_cgroup_root = "/sys/fs/cgroup";
 static bool arg_cgroup_root_set;
@@ -70,7 +72,9 @@ static void help(void)
 	       "  -h --help              Show this help\n"
 	       "     --version           Show the version\n"
 	       "     --json              Print JSON instead of tables\n"
-	       "  -c --config=FILE       Policy file for check-config (default %s)\n"
+	       "  -c --config=FILE       Policy file for check-config, with only its own drop-ins\n"
+	       "                         (default %s and the drop-ins of\n"
+	       "                         %s)\n"
 	       "     --timeout=SEC       Wait at most SEC seconds for each answer (default 25)\n"
 	       "     --output=FILE       metrics: replace FILE atomically (a temporary file in\n"
 	       "                         its directory, renamed) instead of printing\n"
@@ -84,43 +88,44 @@ static void help(void)
 	       "\n"
 	       "Exit status: 0 success, 1 failure (errors, rejected reload, no such process),\n"
 	       "2 usage, 3 execguardd not reachable or no answer in time. See execguardctl(1).\n",
-	       DEFAULT_CONFIG);
+	       DEFAULT_CONFIG, DEFAULT_DROPIN_DIRS_TEXT);
 }
 
-/* Output helpers. */
+/* Output helpers. Every --json document is built as a json-c tree and
+ * printed once: well-formed by construction, whatever the order of the
+ * code that fills it. */
 
-static void json_string(const char *s)
+/* A string as JSON: names the daemon did not escape (paths of policy
+ * files, their errors) get the same \\xNN for bytes that are not UTF-8. */
+static struct json_object *json_str(const char *s)
 {
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)strempty(s); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", stdout);
-		else if (*p == '\t')
-			fputs("\\t", stdout);
-		else if (*p < 0x20)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p);
-	}
-	putchar('"');
+	int err;
+	_cleanup_free_ char *e = utf8_escape_invalid_text(strempty(s), &err);
+
+	return json_object_new_string(e ?: strempty(s));
 }
 
-static void json_u64(uint64_t v)
+/* null for "", as for a unit a process is not in. */
+static struct json_object *json_str_or_null(const char *s)
 {
-	if (v == STAT_UNKNOWN)
-		fputs("null", stdout);
-	else
-		printf("%llu", (unsigned long long)v);
+	return s && *s ? json_str(s) : NULL;
 }
 
-static void json_key(const char *k, bool first)
+/* A figure; null for one the machine cannot give. */
+static struct json_object *json_u64(uint64_t v)
 {
-	if (!first)
-		putchar(',');
-	json_string(k);
-	putchar(':');
+	return v == STAT_UNKNOWN ? NULL : json_object_new_uint64(v);
+}
+
+static void json_put(struct json_object *o, const char *key, struct json_object *v)
+{
+	json_object_object_add(o, key, v);
+}
+
+/* Print the document (ctl-json.h) and free it. */
+static int json_print(struct json_object *o)
+{
+	return ctl_json_print(o) < 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 static const char *fmt_bytes(uint64_t v, char *buf, size_t size)
@@ -245,7 +250,33 @@ struct props {
 	int dry_run;
 	uint32_t processes, rules, p50, p99, max;
 	uint64_t execs, exits, decisions, overflows, rescans, backend_errors;
+	/* Exec to decision, cumulative; none from a daemon without them. */
+	struct latency_bucket buckets[LATENCY_EXPORT_BUCKETS];
+	size_t n_buckets;
+	uint64_t latency_sum;
 };
+
+/* LatencyBuckets: a(tt), cumulative, the last +Inf. */
+static int read_buckets(sd_bus_message *m, struct props *p)
+{
+	uint64_t le, count;
+	int r;
+
+	r = sd_bus_message_enter_container(m, 'v', "a(tt)");
+	if (r >= 0)
+		r = sd_bus_message_enter_container(m, 'a', "(tt)");
+	while (r >= 0 && (r = sd_bus_message_read(m, "(tt)", &le, &count)) > 0)
+		if (p->n_buckets < ELEMENTSOF(p->buckets))
+			p->buckets[p->n_buckets++] = (struct latency_bucket){ .le_us = le, .count = count };
+	if (r >= 0)
+		r = sd_bus_message_exit_container(m);
+	if (r >= 0)
+		r = sd_bus_message_exit_container(m);
+	/* A histogram must end in +Inf: else none. */
+	if (p->n_buckets && p->buckets[p->n_buckets - 1].le_us != LATENCY_INF)
+		p->n_buckets = 0;
+	return r;
+}
 
 static int get_props(sd_bus *bus, sd_bus_message **reply, struct props *p)
 {
@@ -273,10 +304,15 @@ static int get_props(sd_bus *bus, sd_bus_message **reply, struct props *p)
 			{ "ExitEvents", 't', &p->exits },	{ "Decisions", 't', &p->decisions },
 			{ "Overflows", 't', &p->overflows },	{ "FullRescans", 't', &p->rescans },
 			{ "BackendErrors", 't', &p->backend_errors },
+			{ "LatencySumUSec", 't', &p->latency_sum },
 		};
 		bool done = false;
 
 		r = sd_bus_message_read(*reply, "s", &name);
+		if (r >= 0 && streq(name, "LatencyBuckets")) {
+			r = read_buckets(*reply, p);
+			done = true;
+		}
 		for (size_t i = 0; r >= 0 && i < ELEMENTSOF(map) && !done; i++)
 			if (streq(name, map[i].n)) {
 				char sig[2] = { map[i].t, 0 };
@@ -298,22 +334,20 @@ static int get_props(sd_bus *bus, sd_bus_message **reply, struct props *p)
 	return 0;
 }
 
-static void print_prewarm(sd_bus *bus);
+static void print_prewarm(sd_bus *bus, struct json_object *root);
 
 /* Protect=auto's phrase in a unit's state ("auto: protected since ...",
  * "auto: watched, not protected (...)"), as JSON; null when not watched. */
-static void print_auto(const char *state)
+static struct json_object *json_auto(const char *state)
 {
 	const char *p = strstr(state, "auto: "), *end;
 	char buf[256];
 
-	if (!p || (p != state && strncmp(p - 2, ", ", 2) != 0)) {
-		fputs("null", stdout);
-		return;
-	}
+	if (!p || (p != state && strncmp(p - 2, ", ", 2) != 0))
+		return NULL;
 	end = strstr(p, " (policy ");
 	snprintf(buf, sizeof(buf), "%.*s", (int)(end ? end - p : (ptrdiff_t)strlen(p)), p);
-	json_string(buf);
+	return json_str(buf);
 }
 
 /* One row of ListUnitsEx; the strings point into the reply. */
@@ -348,25 +382,84 @@ static const char *fmt_text_faults(const struct unit_row *u, char *buf, size_t s
 	return buf;
 }
 
+static struct json_object *json_unit_row(const struct unit_row *u)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_put(o, "unit", json_str(u->unit));
+	json_put(o, "cgroup", json_str(u->cgroup));
+	json_put(o, "backend", json_str(u->backend));
+	json_put(o, "protected", json_object_new_boolean(u->protected_now));
+	json_put(o, "state", json_str(u->state));
+	json_put(o, "auto", json_auto(u->state));
+	json_put(o, "reason", json_str(u->reason));
+	json_put(o, "reason_source", json_str(u->reason_source));
+	json_put(o, "processes", json_object_new_uint64(u->processes));
+	json_put(o, "text_mapped_bytes", json_u64(u->mapped));
+	json_put(o, "text_resident_bytes", json_u64(u->resident));
+	json_put(o, "locked_bytes", json_u64(u->locked));
+	json_put(o, "major_faults", json_u64(u->major_faults));
+	json_put(o, "text_faults", json_u64(u->text_faults));
+	json_put(o, "text_fault_source", u->text_faults == STAT_UNKNOWN ? NULL : json_str(u->text_fault_source));
+	json_put(o, "breaches", json_u64(u->breaches));
+	return o;
+}
+
+static struct json_object *json_status(const struct props *p)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_put(o, "version", json_str(p->version));
+	json_put(o, "backend", json_str(p->backend));
+	json_put(o, "dry_run", json_object_new_boolean(p->dry_run));
+	json_put(o, "processes_protected", json_object_new_uint64(p->processes));
+	json_put(o, "exec_events", json_u64(p->execs));
+	json_put(o, "exit_events", json_u64(p->exits));
+	json_put(o, "decisions", json_u64(p->decisions));
+	json_put(o, "overflows", json_u64(p->overflows));
+	json_put(o, "full_rescans", json_u64(p->rescans));
+	json_put(o, "backend_errors", json_u64(p->backend_errors));
+	json_put(o, "latency_p50_usec", json_object_new_uint64(p->p50));
+	json_put(o, "latency_p99_usec", json_object_new_uint64(p->p99));
+	json_put(o, "latency_max_usec", json_object_new_uint64(p->max));
+	json_put(o, "rules", json_object_new_uint64(p->rules));
+	json_put(o, "unit_lookup", json_str(p->unit_lookup));
+	if (p->n_buckets) {
+		struct json_object *list = json_object_new_array();
+
+		/* Cumulative, as Prometheus has them; the last one's le is null (+Inf). */
+		for (size_t i = 0; i < p->n_buckets; i++) {
+			struct json_object *b = json_object_new_object();
+
+			json_put(b, "le_usec", json_u64(p->buckets[i].le_us));
+			json_put(b, "count", json_object_new_uint64(p->buckets[i].count));
+			json_object_array_add(list, b);
+		}
+		json_put(o, "latency_buckets", list);
+		json_put(o, "latency_sum_usec", json_object_new_uint64(p->latency_sum));
+	}
+	return o;
+}
+
 /* A unit's container or pod (ctl-containers.h): a "container" object in
  * --json, null when it is neither. */
-static void json_container(const struct ctl_container_names *c)
+static struct json_object *json_container(const struct ctl_container_names *c)
 {
-	if (!c->any) {
-		fputs("null", stdout);
-		return;
-	}
-	putchar('{');
-	json_key("runtime", true), json_string(c->runtime);
-	json_key("id", false), json_string(c->id);
-	json_key("name", false), json_string(c->name);
-	json_key("monitor", false), fputs(c->monitor ? "true" : "false", stdout);
-	json_key("pod_uid", false), json_string(c->pod_uid);
-	json_key("pod_namespace", false), json_string(c->pod_namespace);
-	json_key("pod_name", false), json_string(c->pod_name);
-	json_key("qos", false), json_string(c->qos);
-	json_key("annotation", false), json_string(c->request);
-	putchar('}');
+	struct json_object *o;
+
+	if (!c->any)
+		return NULL;
+	o = json_object_new_object();
+	json_put(o, "runtime", json_str(c->runtime));
+	json_put(o, "id", json_str(c->id));
+	json_put(o, "name", json_str(c->name));
+	json_put(o, "monitor", json_object_new_boolean(c->monitor));
+	json_put(o, "pod_uid", json_str(c->pod_uid));
+	json_put(o, "pod_namespace", json_str(c->pod_namespace));
+	json_put(o, "pod_name", json_str(c->pod_name));
+	json_put(o, "qos", json_str(c->qos));
+	json_put(o, "annotation", json_str(c->request));
+	return o;
 }
 
 static void containers_freep(struct ctl_containers **c)
@@ -377,6 +470,7 @@ static void containers_freep(struct ctl_containers **c)
 static int cmd_status(sd_bus *bus)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *pr = NULL, *reply = NULL;
+	struct json_object *root = NULL, *units = NULL;
 	_cleanup_(containers_freep) struct ctl_containers *ctrs = NULL;
 	struct ctl_container_names cn;
 	struct props p;
@@ -388,23 +482,9 @@ static int cmd_status(sd_bus *bus)
 	if (ctl_containers_load(bus, &ctrs) < 0)
 		return EXIT_FAILED;
 	if (arg_json) {
-		printf("{");
-		json_key("version", true), json_string(p.version);
-		json_key("backend", false), json_string(p.backend);
-		json_key("dry_run", false), fputs(p.dry_run ? "true" : "false", stdout);
-		json_key("processes_protected", false), printf("%u", p.processes);
-		json_key("exec_events", false), json_u64(p.execs);
-		json_key("exit_events", false), json_u64(p.exits);
-		json_key("decisions", false), json_u64(p.decisions);
-		json_key("overflows", false), json_u64(p.overflows);
-		json_key("full_rescans", false), json_u64(p.rescans);
-		json_key("backend_errors", false), json_u64(p.backend_errors);
-		json_key("latency_p50_usec", false), printf("%u", p.p50);
-		json_key("latency_p99_usec", false), printf("%u", p.p99);
-		json_key("latency_max_usec", false), printf("%u", p.max);
-		json_key("rules", false), printf("%u", p.rules);
-		json_key("unit_lookup", false), json_string(p.unit_lookup);
-		json_key("units", false), putchar('[');
+		root = json_status(&p);
+		units = json_object_new_array();
+		json_put(root, "units", units);
 	} else {
 		printf("execguardd %s: backend %s%s, %u process%s protected, %u rule%s\n",
 		       strna(p.version), strna(p.backend), p.dry_run ? " (dry run)" : "", p.processes,
@@ -421,63 +501,40 @@ static int cmd_status(sd_bus *bus)
 	while (r >= 0 && (r = read_unit_row(reply, &u)) > 0) {
 		char b1[16], b2[16], b3[16], b4[24], b5[24], b6[24], who[256];
 
+		n++;
 		ctl_container_names(ctrs, *u.cgroup ? u.cgroup : NULL, &cn);
 		if (arg_json) {
-			printf("%s{", n++ ? "," : "");
-			json_key("unit", true), json_string(u.unit);
-			json_key("cgroup", false), json_string(u.cgroup);
-			json_key("backend", false), json_string(u.backend);
-			json_key("protected", false), fputs(u.protected_now ? "true" : "false", stdout);
-			json_key("state", false), json_string(u.state);
-			json_key("auto", false), print_auto(u.state);
-			json_key("reason", false), json_string(u.reason);
-			json_key("reason_source", false), json_string(u.reason_source);
-			json_key("processes", false), printf("%u", u.processes);
-			json_key("text_mapped_bytes", false), json_u64(u.mapped);
-			json_key("text_resident_bytes", false), json_u64(u.resident);
-			json_key("locked_bytes", false), json_u64(u.locked);
-			json_key("major_faults", false), json_u64(u.major_faults);
-			json_key("text_faults", false), json_u64(u.text_faults);
-			json_key("text_fault_source", false);
-			if (u.text_faults == STAT_UNKNOWN)
-				fputs("null", stdout);
-			else
-				json_string(u.text_fault_source);
-			json_key("breaches", false), json_u64(u.breaches);
-			json_key("container", false), json_container(&cn);
-			putchar('}');
-		} else {
-			n++;
-			printf("%-32s %-9s %5u %8s %8s %8s %7s %7s %8s  %s\n", u.unit, u.protected_now ? "yes" : "no",
-			       u.processes, fmt_bytes(u.mapped, b1, sizeof(b1)),
-			       fmt_bytes(u.resident, b2, sizeof(b2)), fmt_bytes(u.locked, b3, sizeof(b3)),
-			       fmt_u64(u.major_faults, b4, sizeof(b4)), fmt_text_faults(&u, b6, sizeof(b6)),
-			       fmt_u64(u.breaches, b5, sizeof(b5)), u.state);
-			ctl_container_describe(&cn, who, sizeof(who));
-			if (*who)
-				printf("  %-30s %s\n", "", who);
+			struct json_object *o = json_unit_row(&u);
+
+			json_put(o, "container", json_container(&cn));
+			json_object_array_add(units, o);
+			continue;
 		}
+		printf("%-32s %-9s %5u %8s %8s %8s %7s %7s %8s  %s\n", u.unit, u.protected_now ? "yes" : "no",
+		       u.processes, fmt_bytes(u.mapped, b1, sizeof(b1)),
+		       fmt_bytes(u.resident, b2, sizeof(b2)), fmt_bytes(u.locked, b3, sizeof(b3)),
+		       fmt_u64(u.major_faults, b4, sizeof(b4)), fmt_text_faults(&u, b6, sizeof(b6)),
+		       fmt_u64(u.breaches, b5, sizeof(b5)), u.state);
+		ctl_container_describe(&cn, who, sizeof(who));
+		if (*who)
+			printf("  %-30s %s\n", "", who);
 	}
 	if (r < 0) {
+		json_object_put(root);
 		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", STRERROR(r));
 		return EXIT_FAILED;
 	}
-	if (arg_json) {
-		putchar(']');
-		print_prewarm(bus);
-		printf("}\n");
-	} else {
-		if (!n)
-			printf("(no unit protected)\n");
-		print_prewarm(bus);
-	}
-	return EXIT_OK;
+	if (!arg_json && !n)
+		printf("(no unit protected)\n");
+	print_prewarm(bus, root);
+	return arg_json ? json_print(root) : EXIT_OK;
 }
 
 /* Prewarm's table (or the "prewarm" array of --json) after the units:
  * quiet when prewarm is off or the daemon predates it. */
-static void print_prewarm(sd_bus *bus)
+static void print_prewarm(sd_bus *bus, struct json_object *root)
 {
+	struct json_object *list = NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	const char *unit, *state;
@@ -488,26 +545,29 @@ static void print_prewarm(sd_bus *bus)
 	r = sd_bus_call_method(bus, EXECGUARD_BUS_NAME, EXECGUARD_BUS_PATH, EXECGUARD_BUS_INTERFACE,
 			       "ListPrewarm", &e, &reply, "");
 	sd_bus_error_free(&e);
-	if (arg_json)
-		json_key("prewarm", false), putchar('[');
+	if (root) {
+		list = json_object_new_array();
+		json_put(root, "prewarm", list);
+	}
 	if (r >= 0)
 		r = sd_bus_message_enter_container(reply, 'a', "(ssttttttx)");
 	while (r >= 0 && (r = sd_bus_message_read(reply, "(ssttttttx)", &unit, &state, &rec, &files, &replayed,
 						  &planned, &replays, &changed, &at)) > 0) {
 		char b1[16], b2[16], b3[16];
 
-		if (arg_json) {
-			printf("%s{", n++ ? "," : "");
-			json_key("unit", true), json_string(unit);
-			json_key("state", false), json_string(state);
-			json_key("recorded_bytes", false), json_u64(rec);
-			json_key("recorded_files", false), json_u64(files);
-			json_key("replayed_bytes", false), json_u64(replayed);
-			json_key("planned_bytes", false), json_u64(planned);
-			json_key("replays", false), json_u64(replays);
-			json_key("invalidated_files", false), json_u64(changed);
-			json_key("recorded_at", false), printf("%lld", (long long)at);
-			putchar('}');
+		if (list) {
+			struct json_object *o = json_object_new_object();
+
+			json_put(o, "unit", json_str(unit));
+			json_put(o, "state", json_str(state));
+			json_put(o, "recorded_bytes", json_u64(rec));
+			json_put(o, "recorded_files", json_u64(files));
+			json_put(o, "replayed_bytes", json_u64(replayed));
+			json_put(o, "planned_bytes", json_u64(planned));
+			json_put(o, "replays", json_u64(replays));
+			json_put(o, "invalidated_files", json_u64(changed));
+			json_put(o, "recorded_at", json_object_new_int64(at));
+			json_object_array_add(list, o);
 			continue;
 		}
 		if (n++ == 0)
@@ -518,8 +578,6 @@ static void print_prewarm(sd_bus *bus)
 		       fmt_bytes(planned, b3, sizeof(b3)), (unsigned long long)replays,
 		       (unsigned long long)changed, state);
 	}
-	if (arg_json)
-		putchar(']');
 }
 
 static int cmd_libs(sd_bus *bus)
@@ -528,13 +586,14 @@ static int cmd_libs(sd_bus *bus)
 	const char *path, *state;
 	uint32_t units, procs;
 	uint64_t mapped, resident, locked;
+	struct json_object *list = NULL;
 	int r, n = 0;
 
 	r = call(bus, "ListLibraries", &reply, NULL);
 	if (r < 0)
 		return -r;
 	if (arg_json)
-		printf("[");
+		list = json_object_new_array();
 	else
 		printf("%5s %5s %8s %8s %8s  %-12s %s\n", "UNITS", "PROCS", "MAPPED", "RESIDENT",
 		       "LOCKED", "STATE", "PATH");
@@ -543,16 +602,17 @@ static int cmd_libs(sd_bus *bus)
 						  &resident, &locked, &state)) > 0) {
 		char b1[16], b2[16], b3[16];
 
-		if (arg_json) {
-			printf("%s{", n++ ? "," : "");
-			json_key("path", true), json_string(path);
-			json_key("units", false), printf("%u", units);
-			json_key("processes", false), printf("%u", procs);
-			json_key("mapped_bytes", false), json_u64(mapped);
-			json_key("resident_bytes", false), json_u64(resident);
-			json_key("locked_bytes", false), json_u64(locked);
-			json_key("state", false), json_string(state);
-			putchar('}');
+		if (list) {
+			struct json_object *o = json_object_new_object();
+
+			json_put(o, "path", json_str(path));
+			json_put(o, "units", json_object_new_uint64(units));
+			json_put(o, "processes", json_object_new_uint64(procs));
+			json_put(o, "mapped_bytes", json_u64(mapped));
+			json_put(o, "resident_bytes", json_u64(resident));
+			json_put(o, "locked_bytes", json_u64(locked));
+			json_put(o, "state", json_str(state));
+			json_object_array_add(list, o);
 		} else {
 			n++;
 			printf("%5u %5u %8s %8s %8s  %-12s %s\n", units, procs,
@@ -561,12 +621,13 @@ static int cmd_libs(sd_bus *bus)
 		}
 	}
 	if (r < 0) {
+		json_object_put(list);
 		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", STRERROR(r));
 		return EXIT_FAILED;
 	}
-	if (arg_json)
-		printf("]\n");
-	else if (!n)
+	if (list)
+		return json_print(list);
+	if (!n)
 		printf("(no protected process maps any file)\n");
 	return EXIT_OK;
 }
@@ -575,6 +636,7 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	const char *unit, *cgroup, *exe, *backend, *source, *section, *section_source, *auto_state;
+	struct json_object *root = NULL, *rules = NULL;
 	struct ctl_container_names cn;
 	char who[256];
 	int protect, tracked, r, n = 0;
@@ -603,22 +665,21 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 		ctl_container_describe(&cn, who, sizeof(who));
 	}
 	if (arg_json) {
-		printf("{");
-		json_key("pid", true), printf("%lu", pid);
-		json_key("unit", false), *unit ? json_string(unit) : (void)fputs("null", stdout);
-		json_key("cgroup", false), json_string(cgroup);
-		json_key("exe", false), json_string(exe);
-		json_key("backend", false), json_string(backend);
-		json_key("protect", false), fputs(protect ? "true" : "false", stdout);
-		json_key("tracked", false), fputs(tracked ? "true" : "false", stdout);
-		json_key("decided_by", false), json_string(source);
-		json_key("unit_section", false), *section_source ? json_string(section) : (void)fputs("null", stdout);
-		json_key("unit_section_source", false),
-			*section_source ? json_string(section_source) : (void)fputs("null", stdout);
-		json_key("unit_section_pending", false),
-			fputs(!*section_source && *section ? "true" : "false", stdout);
-		json_key("container", false), json_container(&cn);
-		json_key("rules", false), putchar('[');
+		root = json_object_new_object();
+		json_put(root, "pid", json_object_new_uint64(pid));
+		json_put(root, "unit", json_str_or_null(unit));
+		json_put(root, "cgroup", json_str(cgroup));
+		json_put(root, "exe", json_str(exe));
+		json_put(root, "backend", json_str(backend));
+		json_put(root, "protect", json_object_new_boolean(protect));
+		json_put(root, "tracked", json_object_new_boolean(tracked));
+		json_put(root, "decided_by", json_str(source));
+		json_put(root, "unit_section", *section_source ? json_str(section) : NULL);
+		json_put(root, "unit_section_source", json_str_or_null(section_source));
+		json_put(root, "unit_section_pending", json_object_new_boolean(!*section_source && *section));
+		json_put(root, "container", json_container(&cn));
+		rules = json_object_new_array();
+		json_put(root, "rules", rules);
 	} else {
 		printf("PID %lu\n", pid);
 		if (*unit)
@@ -649,13 +710,14 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 		uint32_t line;
 
 		while (r >= 0 && (r = sd_bus_message_read(reply, "(ssus)", &name, &file, &line, &settings)) > 0) {
-			if (arg_json) {
-				printf("%s{", n++ ? "," : "");
-				json_key("name", true), json_string(name);
-				json_key("file", false), json_string(file);
-				json_key("line", false), printf("%u", line);
-				json_key("settings", false), json_string(settings);
-				putchar('}');
+			if (rules) {
+				struct json_object *o = json_object_new_object();
+
+				json_put(o, "name", json_str(name));
+				json_put(o, "file", json_str(file));
+				json_put(o, "line", json_object_new_uint64(line));
+				json_put(o, "settings", json_str(settings));
+				json_object_array_add(rules, o);
 			} else {
 				printf("  %s [Rule %s] at %s:%u%s%s\n", n++ ? "            " : "rules matched:",
 				       name, file, line, *settings ? ": " : "", settings);
@@ -672,18 +734,17 @@ static int cmd_explain(sd_bus *bus, const char *arg)
 	auto_state = "";
 	if (sd_bus_message_peek_type(reply, NULL, NULL) > 0 && sd_bus_message_read(reply, "s", &auto_state) < 0)
 		auto_state = "";
-	if (arg_json) {
-		printf("]");
-		json_key("auto", false), *auto_state ? json_string(auto_state) : (void)fputs("null", stdout);
-		printf("}\n");
-	} else {
-		if (!n)
-			printf("  rules matched: none\n");
-		if (*auto_state)
-			printf("  Protect=auto:  %s\n", auto_state);
+	if (root) {
+		json_put(root, "auto", json_str_or_null(auto_state));
+		return json_print(root);
 	}
+	if (!n)
+		printf("  rules matched: none\n");
+	if (*auto_state)
+		printf("  Protect=auto:  %s\n", auto_state);
 	return EXIT_OK;
 bad:
+	json_object_put(root);
 	fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", STRERROR(r));
 	return EXIT_FAILED;
 }
@@ -700,13 +761,13 @@ static int cmd_reload(sd_bus *bus)
 	if (sd_bus_message_read(reply, "s", &summary) < 0)
 		summary = "reloaded";
 	if (arg_json) {
-		printf("{");
-		json_key("reloaded", true), fputs("true", stdout);
-		json_key("summary", false), json_string(summary);
-		printf("}\n");
-	} else {
-		printf("%s\n", summary);
+		struct json_object *o = json_object_new_object();
+
+		json_put(o, "reloaded", json_object_new_boolean(true));
+		json_put(o, "summary", json_str(summary));
+		return json_print(o);
 	}
+	printf("%s\n", summary);
 	return EXIT_OK;
 }
 
@@ -767,11 +828,10 @@ static void metrics_rows_done(struct metrics_rows *rows)
 }
 
 /* Kubernetes' labels: namespace, pod (names from the annotations),
- * pod_uid, container (its name, else its short id). */
-static void metrics_container_labels(const struct ctl_containers *ctrs, const char *cgroup, struct metrics_unit *u,
-				     struct ctl_container_names *n)
+ * pod_uid, container (its name, else its short id). The labels point
+ * into n: call it once rows.names no longer grows. */
+static void metrics_container_labels(struct metrics_unit *u, struct ctl_container_names *n)
 {
-	ctl_container_names(ctrs, cgroup, n);
 	if (!n->any)
 		return;
 	if (!*n->name && strlen(n->id) > 12)
@@ -782,30 +842,71 @@ static void metrics_container_labels(const struct ctl_containers *ctrs, const ch
 	u->container = *n->name ? n->name : n->id;
 }
 
+/* The text to stdout, or atomically to --output. */
+static int metrics_write(const struct metrics_daemon *d, const struct metrics_unit *u, size_t n)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int r;
+
+	r = metrics_format(d, u, n, &text, &len);
+	if (r < 0) {
+		fprintf(stderr, "execguardctl: metrics: %s\n", STRERROR(r));
+		return EXIT_FAILED;
+	}
+	if (!arg_output) {
+		fwrite(text, 1, len, stdout);
+		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILED;
+	}
+	r = write_file_atomic(arg_output, text, len, 0644);
+	if (r < 0) {
+		fprintf(stderr, "execguardctl: cannot write %s: %s\n", arg_output, STRERROR(r));
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+/* The daemon could not be read (exit status failed): execguard_up 0, so
+ * that the figures of an earlier run do not stay on, with the time of
+ * the last success that run wrote. */
+static int metrics_down(int failed)
+{
+	struct metrics_daemon d = { .up = false };
+	_cleanup_free_ char *old = NULL;
+	size_t len;
+	int r;
+
+	if (arg_output && read_file_at(AT_FDCWD, arg_output, 1 << 24, &old, &len) >= 0)
+		(void)metrics_last_success(old, len, &d.last_success);
+	r = metrics_write(&d, NULL, 0);
+	return r == EXIT_OK ? failed : r;
+}
+
 static int cmd_metrics(sd_bus *bus)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *pr = NULL, *reply = NULL;
 	_cleanup_close_ int cgroup_root_fd = -1;
-	_cleanup_free_ char *text = NULL;
 	struct metrics_rows rows = { 0 };
 	_cleanup_(containers_freep) struct ctl_containers *ctrs = NULL;
 	struct metrics_daemon d;
+	struct timespec now;
 	struct unit_row u;
 	struct props p;
-	size_t len;
 	int r;
 
+	if (!bus)
+		return metrics_down(EXIT_NO_DAEMON);
 	if ((r = get_props(bus, &pr, &p)) < 0 || (r = call(bus, "ListUnitsEx", &reply, NULL)) < 0)
-		return -r;
+		return metrics_down(-r);
 	if (ctl_containers_load(bus, &ctrs) < 0)
 		return EXIT_FAILED;
+	clock_gettime(CLOCK_REALTIME, &now);
 	d = (struct metrics_daemon){
+		.up = true, .last_success = (double)now.tv_sec + (double)now.tv_nsec / 1e9,
 		.version = p.version, .backend = p.backend, .processes_protected = p.processes,
 		.exec_events = p.execs, .exit_events = p.exits, .decisions = p.decisions,
 		.overflows = p.overflows, .rescans = p.rescans, .backend_errors = p.backend_errors,
-		/* No decision yet: no samples, the percentiles say nothing. */
-		.has_latency = p.decisions > 0, .latency_p50_usec = p.p50, .latency_p99_usec = p.p99,
-		.latency_max_usec = p.max,
+		.latency = p.buckets, .n_latency = p.n_buckets, .latency_sum_usec = p.latency_sum,
 	};
 	d.has_cpu = daemon_cpu_seconds(bus, &d.cpu_seconds);
 	if (streq_ptr(p.backend, "kernel"))
@@ -838,39 +939,22 @@ static int cmd_metrics(sd_bus *bus)
 			.text_faults = u.text_faults, .text_fault_source = u.text_fault_source,
 		};
 		unit_bound(cgroup_root_fd, *u.cgroup ? u.cgroup : NULL, &rows.u[rows.n]);
-		metrics_container_labels(ctrs, *u.cgroup ? u.cgroup : NULL, &rows.u[rows.n], &rows.names[rows.n]);
+		ctl_container_names(ctrs, *u.cgroup ? u.cgroup : NULL, &rows.names[rows.n]);
 		rows.n++;
 	}
-	if (r >= 0)
-		r = metrics_format(&d, rows.u, rows.n, &text, &len);
+	if (r < 0) {
+		metrics_rows_done(&rows);
+		fprintf(stderr, "execguardctl: bad reply from execguardd: %s\n", STRERROR(r));
+		return metrics_down(EXIT_FAILED);
+	}
+	for (size_t i = 0; i < rows.n; i++)
+		metrics_container_labels(&rows.u[i], &rows.names[i]);
+	r = metrics_write(&d, rows.u, rows.n);
 	metrics_rows_done(&rows);
-	if (r < 0) {
-		fprintf(stderr, "execguardctl: metrics: %s\n", STRERROR(r));
-		return EXIT_FAILED;
-	}
-	if (!arg_output) {
-		fwrite(text, 1, len, stdout);
-		return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAILED;
-	}
-	r = write_file_atomic(arg_output, text, len, 0644);
-	if (r < 0) {
-		fprintf(stderr, "execguardctl: cannot write %s: %s\n", arg_output, STRERROR(r));
-		return EXIT_FAILED;
-	}
-	return EXIT_OK;
+	return r;
 }
 
 /* check-config: everything the daemon would read, without it. */
-
-static char *dropin_dir_for(const char *config)
-{
-	size_t l = strlen(config);
-	char *d;
-
-	if (l > 5 && streq(config + l - 5, ".conf"))
-		return asprintf(&d, "%.*s.d", (int)(l - 5), config) < 0 ? NULL : d;
-	return asprintf(&d, "%s.d", config) < 0 ? NULL : d;
-}
 
 struct paths {
 	char **v;
@@ -893,15 +977,11 @@ static int paths_add(struct paths *p, const char *path)
 
 static bool file_has_section(const char *path)
 {
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	char line[4096];
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
 
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[X-ExecGuard]"))
-			return true;
-	return false;
+	return fd >= 0 && read_fd(fd, 1 << 20, &buf, &len) >= 0 && unit_file_has_section(buf, len);
 }
 
 static int filter_visible(const struct dirent *d)
@@ -931,20 +1011,75 @@ static int find_unit_files(const char *dir, struct paths *out)
 	return r;
 }
 
+/* errors or warnings as [{file, line, message}]; line null for the file. */
+static struct json_object *json_problems(const struct policy_error *e, size_t n)
+{
+	struct json_object *list = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_put(o, "file", json_str(e[i].file));
+		json_put(o, "line", e[i].line ? json_object_new_uint64(e[i].line) : NULL);
+		json_put(o, "message", json_str(e[i].message));
+		json_object_array_add(list, o);
+	}
+	return list;
+}
+
+static struct json_object *json_strv(char *const *v, size_t n)
+{
+	struct json_object *list = json_object_new_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(list, json_str(v[i]));
+	return list;
+}
+
+static int print_check(const struct policy *p, const struct paths *units, size_t n_unit_sections)
+{
+	if (arg_json) {
+		struct json_object *o = json_object_new_object();
+
+		json_put(o, "ok", json_object_new_boolean(!p->n_errors));
+		json_put(o, "rules", json_object_new_uint64(p->n_rules));
+		json_put(o, "backend", json_str(backend_choice_to_string(p->daemon.backend)));
+		json_put(o, "policy_files", json_strv(p->files, p->n_files));
+		json_put(o, "masked_files", json_strv(p->masked, p->n_masked));
+		json_put(o, "unit_files", json_strv(units->v, units->n));
+		json_put(o, "errors", json_problems(p->errors, p->n_errors));
+		json_put(o, "warnings", json_problems(p->warnings, p->n_warnings));
+		return json_print(o) == EXIT_OK && !p->n_errors ? EXIT_OK : EXIT_FAILED;
+	}
+	policy_print_warnings(p, stderr);
+	if (p->n_errors) {
+		size_t n = policy_print_errors(p, stderr);
+
+		fprintf(stderr, "execguardctl: %zu error%s\n", n, n == 1 ? "" : "s");
+		return EXIT_FAILED;
+	}
+	for (size_t i = 0; i < p->n_masked; i++)
+		printf("masked: %s\n", p->masked[i]);
+	printf("policy OK: %zu rule%s from %zu file%s, Backend=%s; %zu unit file%s with [X-ExecGuard] OK\n",
+	       p->n_rules, p->n_rules == 1 ? "" : "s", p->n_files, p->n_files == 1 ? "" : "s",
+	       backend_choice_to_string(p->daemon.backend), n_unit_sections, n_unit_sections == 1 ? "" : "s");
+	return EXIT_OK;
+}
+
 static int cmd_check_config(char **files)
 {
 	static const char *const dirs[] = { "/etc/systemd/system", "/run/systemd/system",
 					    "/usr/lib/systemd/system" };
-	_cleanup_free_ char *dropin = dropin_dir_for(arg_config);
+	struct policy_paths pp;
 	struct paths units = { 0 };
 	struct policy p;
 	size_t n_unit_sections = 0;
-	int r = 0;
+	int r;
 
-	if (!dropin)
-		return EXIT_FAILED;
 	policy_init(&p);
-	r = policy_load(&p, arg_config, dropin, false);
+	r = policy_paths_init(&pp, arg_config);
+	if (r >= 0)
+		r = policy_load(&p, pp.main, pp.dirs, !pp.given);
 	if (r == -ENOMEM)
 		goto oom;
 	for (char **f = files; f && *f && r != -ENOMEM; f++)
@@ -968,40 +1103,10 @@ static int cmd_check_config(char **files)
 		else if (p.n_errors == before && access(units.v[i], F_OK) < 0)
 			policy_add_error(&p, units.v[i], 0, "cannot open: %s", STRERROR(errno));
 		else if (p.n_errors == before && files[0])
-			fprintf(stderr, "execguardctl: %s has no [X-ExecGuard] section\n", units.v[i]);
+			policy_add_warning(&p, units.v[i], 0, "no [X-ExecGuard] section");
 		free(source);
 	}
-	if (arg_json) {
-		printf("{");
-		json_key("ok", true), fputs(p.n_errors ? "false" : "true", stdout);
-		json_key("rules", false), printf("%zu", p.n_rules);
-		json_key("backend", false), json_string(backend_choice_to_string(p.daemon.backend));
-		json_key("policy_files", false), putchar('[');
-		for (size_t i = 0; i < p.n_files; i++)
-			printf("%s", i ? "," : ""), json_string(p.files[i]);
-		json_key("unit_files", false), putchar(']'), putchar('[');
-		for (size_t i = 0; i < units.n; i++)
-			printf("%s", i ? "," : ""), json_string(units.v[i]);
-		json_key("errors", false), putchar(']'), putchar('[');
-		for (size_t i = 0; i < p.n_errors; i++) {
-			printf("%s{", i ? "," : "");
-			json_key("file", true), json_string(p.errors[i].file);
-			json_key("line", false), printf("%u", p.errors[i].line);
-			json_key("message", false), json_string(p.errors[i].message);
-			putchar('}');
-		}
-		printf("]}\n");
-	} else if (p.n_errors) {
-		size_t n = policy_print_errors(&p, stderr);
-
-		fprintf(stderr, "execguardctl: %zu error%s\n", n, n == 1 ? "" : "s");
-	} else {
-		printf("policy OK: %zu rule%s from %zu file%s, Backend=%s; %zu unit file%s with [X-ExecGuard] OK\n",
-		       p.n_rules, p.n_rules == 1 ? "" : "s", p.n_files, p.n_files == 1 ? "" : "s",
-		       backend_choice_to_string(p.daemon.backend), n_unit_sections,
-		       n_unit_sections == 1 ? "" : "s");
-	}
-	r = p.n_errors ? EXIT_FAILED : EXIT_OK;
+	r = print_check(&p, &units, n_unit_sections);
 	goto out;
 oom:
 	fprintf(stderr, "execguardctl: out of memory\n");
@@ -1010,6 +1115,7 @@ out:
 	for (size_t i = 0; i < units.n; i++)
 		free(units.v[i]);
 	free(units.v);
+	policy_paths_done(&pp);
 	policy_done(&p);
 	return r;
 }
@@ -1094,7 +1200,7 @@ static int parse_argv(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "execguardctl: a command is needed: status, libs, metrics, segments, explain PID, check-config or reload (see --help)\n");
+		fprintf(stderr, "execguardctl: a command is needed: status, libs, metrics, segments, explain PID, check-config, reload or keys (see --help)\n");
 		return -EINVAL;
 	}
 	return 1;
@@ -1105,23 +1211,21 @@ static int cmd_keys(void)
 {
 	const struct policy_key_info *k;
 	size_t n = policy_keys(&k);
+	struct json_object *list = arg_json ? json_object_new_array() : NULL;
 
-	if (arg_json)
-		putchar('[');
 	for (size_t i = 0; i < n; i++) {
-		if (arg_json) {
-			printf("%s{", i ? "," : "");
-			json_key("section", true), json_string(k[i].section);
-			json_key("key", false), json_string(k[i].key);
-			json_key("help", false), json_string(k[i].help);
-			putchar('}');
+		if (list) {
+			struct json_object *o = json_object_new_object();
+
+			json_put(o, "section", json_str(k[i].section));
+			json_put(o, "key", json_str(k[i].key));
+			json_put(o, "help", json_str(k[i].help));
+			json_object_array_add(list, o);
 		} else {
 			printf("[%s] %s= %s\n", k[i].section, k[i].key, k[i].help);
 		}
 	}
-	if (arg_json)
-		puts("]");
-	return EXIT_OK;
+	return list ? json_print(list) : EXIT_OK;
 }
 
 static int dispatch(int argc, char **argv)
@@ -1178,14 +1282,15 @@ static int dispatch(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	r = connect_daemon(&bus);
+	/* metrics says execguard_up 0 rather than nothing. */
+	if (streq(verb, "metrics"))
+		return cmd_metrics(r < 0 ? NULL : bus);
 	if (r < 0)
 		return -r;
 	if (streq(verb, "status"))
 		return cmd_status(bus);
 	if (streq(verb, "libs"))
 		return cmd_libs(bus);
-	if (streq(verb, "metrics"))
-		return cmd_metrics(bus);
 	if (streq(verb, "explain"))
 		return cmd_explain(bus, argv[1]);
 	return cmd_reload(bus);

@@ -4,16 +4,25 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cgroup.h"
 #include "manager.h"
 #include "policy.h"
 #include "util.h"
+
+/* systemd's EXIT_NOTCONFIGURED ("6/NOTCONFIGURED" in systemctl status):
+ * this machine cannot run execguardd as it is set up, and starting again
+ * will not change that. The unit's RestartPreventExitStatus=6 keeps
+ * systemd from restarting it in a loop. */
+#define EXIT_NOT_CONFIGURED 6
 
 struct options {
 	struct manager_args args;
 	enum log_target log_target;
 	int log_level;
 	bool check_only;
-	char *dropin_buf;
+	const char *config;	/* --config, NULL: the defaults */
+	struct policy_paths paths;
+	char *cgroup_mount;	/* found in mountinfo when not given */
 };
 
 static void help(void)
@@ -26,8 +35,9 @@ static void help(void)
 	       "\n"
 	       "  -h --help               Show this help\n"
 	       "     --version            Show the version\n"
-	       "  -c --config=FILE        Policy file (default %s); drop-ins are read from\n"
-	       "                          FILE without .conf plus .d (default %s)\n"
+	       "  -c --config=FILE        Policy file (default %s, then the drop-ins of\n"
+	       "                          %s);\n"
+	       "                          with FILE, only the drop-ins of FILE without .conf plus .d\n"
 	       "     --backend=NAME       Override Backend=: auto, kernel, lock or none\n"
 	       "  -n --dry-run            Decide and report, change nothing\n"
 	       "     --check-config       Parse the policy, print errors as FILE:LINE, exit\n"
@@ -44,7 +54,7 @@ static void help(void)
 	       "\n"
 	       "Signals: SIGHUP reloads the policy, SIGUSR1 logs statistics, SIGTERM stops.\n"
 	       "See execguardd(8) and execguard.conf(5).\n",
-	       DEFAULT_CONFIG, DEFAULT_DROPIN_DIR);
+	       DEFAULT_CONFIG, DEFAULT_DROPIN_DIRS_TEXT);
 }
 
 static int parse_log_level(const char *s)
@@ -55,20 +65,6 @@ static int parse_log_level(const char *s)
 		if (streq(s, names[i]))
 			return (int)i;
 	return -EINVAL;
-}
-
-static char *dropin_dir_for(const char *config)
-{
-	size_t l = strlen(config);
-	char *d;
-
-	if (l > 5 && streq(config + l - 5, ".conf")) {
-		if (asprintf(&d, "%.*s.d", (int)(l - 5), config) < 0)
-			return NULL;
-	} else if (asprintf(&d, "%s.d", config) < 0) {
-		return NULL;
-	}
-	return d;
 }
 
 enum {
@@ -173,7 +169,7 @@ static int parse_argv(int argc, char **argv, struct options *o)
 			printf("execguardd %s\n", PROJECT_VERSION);
 			return 0;
 		case 'c':
-			o->args.config_file = optarg;
+			o->config = optarg;
 			break;
 		case 'n':
 			o->args.dry_run = true;
@@ -210,12 +206,11 @@ static int parse_argv(int argc, char **argv, struct options *o)
 		fprintf(stderr, "execguardd: unexpected argument '%s' (see --help)\n", argv[optind]);
 		return -EINVAL;
 	}
-	if (o->args.config_file) {
-		o->dropin_buf = dropin_dir_for(o->args.config_file);
-		if (!o->dropin_buf)
-			return -ENOMEM;
-		o->args.dropin_dir = o->dropin_buf;
-	}
+	if (policy_paths_init(&o->paths, o->config) < 0)
+		return -ENOMEM;
+	o->args.config_file = o->paths.main;
+	o->args.dropin_dirs = o->paths.dirs;
+	o->args.config_required = o->paths.given;
 	return 1;
 }
 
@@ -225,7 +220,8 @@ static int check_config(const struct options *o)
 	int r;
 
 	policy_init(&p);
-	r = policy_load(&p, o->args.config_file, o->args.dropin_dir, true);
+	r = policy_load(&p, o->paths.main, o->paths.dirs, !o->paths.given);
+	policy_print_warnings(&p, stderr);
 	if (r < 0) {
 		size_t n = policy_print_errors(&p, stderr);
 
@@ -239,11 +235,35 @@ static int check_config(const struct options *o)
 	return r < 0 ? 1 : 0;
 }
 
-static int run(const struct options *o)
+/* Where cgroup2 is, unless --cgroup-root said: without it there is
+ * nothing to protect with and nothing to find units by. */
+static int find_cgroup2(struct options *o)
+{
+	int r;
+
+	if (o->args.cgroup_root)
+		return 0;
+	r = cgroup2_find_mount(NULL, &o->cgroup_mount);
+	if (r == -ENOENT) {
+		log_error("no cgroup2 file system is mounted (looked in /proc/self/mountinfo): execguardd needs the unified cgroup hierarchy (systemd mounts it at /sys/fs/cgroup, or at /sys/fs/cgroup/unified in its hybrid mode)");
+		return -EXIT_NOT_CONFIGURED;
+	}
+	if (r < 0) {
+		log_error_errno(r, "cannot read /proc/self/mountinfo: %m");
+		return -1;
+	}
+	o->args.cgroup_root = o->cgroup_mount;
+	return 0;
+}
+
+static int run(struct options *o)
 {
 	struct manager *m = NULL;
 	int r;
 
+	r = find_cgroup2(o);
+	if (r < 0)
+		return -r;
 	r = manager_new(&o->args, &m);
 	if (r >= 0)
 		r = manager_start(m);
@@ -257,8 +277,6 @@ int main(int argc, char **argv)
 {
 	struct options o = {
 		.args = {
-			.config_file = DEFAULT_CONFIG,
-			.dropin_dir = DEFAULT_DROPIN_DIR,
 			.backend_override = -1,
 			.state_dir = "/run/execguard",
 			.prewarm_dir = "/var/lib/execguard",
@@ -270,11 +288,12 @@ int main(int argc, char **argv)
 
 	r = parse_argv(argc, argv, &o);
 	if (r <= 0) {
-		free(o.dropin_buf);
+		policy_paths_done(&o.paths);
 		return r < 0 ? 2 : 0;
 	}
 	log_setup(o.log_target, o.log_level);
 	r = o.check_only ? check_config(&o) : run(&o);
-	free(o.dropin_buf);
+	policy_paths_done(&o.paths);
+	free(o.cgroup_mount);
 	return r;
 }

@@ -193,7 +193,7 @@ static void log_protected(struct manager *m, const struct tracked *t, uint64_t e
 	f.policy = t->source;
 	f.bytes = (long long)t->exec_bytes;
 	if (exec_ts)
-		f.latency_us = (long long)m->latency_us[(m->n_latency - 1) % LATENCY_SAMPLES];
+		f.latency_us = (long long)m->last_latency_us;
 	log_event(LOG_INFO, MID_PROCESS_PROTECTED, &f, "%s pid %d (%s) in %s%s%s: policy %s, backend %s%s%s",
 		  m->args.dry_run || m->backend_ops->observe_only ? "would protect" : "protect", (int)t->pid,
 		  t->exe, t->cgroup, t->unit ? ", unit " : "", strempty(t->unit), strna(t->source),

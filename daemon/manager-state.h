@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "event-util.h"
 #include "hashmap.h"
+#include "latency.h"
 #include "log.h"
 #include "look.h"
 #include "policy.h"
@@ -25,7 +26,8 @@
 
 struct manager_args {
 	const char *config_file;
-	const char *dropin_dir;
+	const char *const *dropin_dirs; /* policy_load()'s, NULL-terminated */
+	bool config_required;	   /* a missing config_file is an error */
 	const char *cgroup_root;   /* NULL: find the cgroup2 mount */
 	const char *proc_root;	   /* normally "/proc" */
 	const char *state_dir;	   /* what must outlive a crash; NULL: none */
@@ -37,7 +39,6 @@ struct manager_args {
 
 #define RX_BUFFER_SIZE (64 * 1024)
 #define MAX_EVENTS_PER_DATAGRAM 64
-#define LATENCY_SAMPLES 16384
 #define RESCAN_DEBOUNCE_USEC 10000
 #define STATUS_INTERVAL_USEC 1000000
 
@@ -137,7 +138,9 @@ struct manager {
 	uint64_t n_connector_wakeups, n_exec_batches;
 	uint64_t n_unit_waits; /* decisions that waited for systemd's answer */
 	int last_examine_error, last_relook_error;
-	uint32_t latency_us[LATENCY_SAMPLES];
-	uint64_t n_latency;
+	/* Exec to decision since the start, and the last sample (logged with
+	 * the decision). */
+	struct latency_histogram latency;
+	uint64_t last_latency_us;
 	uint8_t rx[RX_BUFFER_SIZE];
 };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the manager counts and how it reports it: exec-to-decision
- * latency samples, the stats line (SIGUSR1, at exit), STATUS= for
+ * latency (a histogram), the stats line (SIGUSR1, at exit), STATUS= for
  * systemd, and the figures the D-Bus interface reads. */
 #include <stdio.h>
 #include <sys/resource.h>
@@ -13,41 +13,20 @@
 void record_latency(struct manager *m, uint64_t exec_ts)
 {
 	uint64_t now = now_ns();
-	uint64_t us = now > exec_ts ? (now - exec_ts) / 1000 : 0;
 
-	m->latency_us[m->n_latency++ % LATENCY_SAMPLES] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+	m->last_latency_us = now > exec_ts ? (now - exec_ts) / 1000 : 0;
+	latency_add(&m->latency, m->last_latency_us);
 }
 
-static int cmp_u32(const void *a, const void *b)
+static uint32_t clamp_u32(uint64_t v)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static void latency_percentiles(struct manager *m, uint32_t *p50, uint32_t *p99, uint32_t *max)
-{
-	size_t n = m->n_latency < LATENCY_SAMPLES ? m->n_latency : LATENCY_SAMPLES;
-	uint32_t *copy;
-
-	*p50 = *p99 = *max = 0;
-	if (!n)
-		return;
-	copy = malloc(n * sizeof(uint32_t));
-	if (!copy)
-		return;
-	memcpy(copy, m->latency_us, n * sizeof(uint32_t));
-	qsort(copy, n, sizeof(uint32_t), cmp_u32);
-	*p50 = copy[n / 2];
-	*p99 = copy[(n * 99) / 100 < n ? (n * 99) / 100 : n - 1];
-	*max = copy[n - 1];
-	free(copy);
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
 void log_stats(struct manager *m, const char *when)
 {
 	struct rusage ru;
-	uint32_t p50, p99, max, push_p50, push_max;
+	uint32_t push_p50, push_max;
 	unsigned long long started = 0, stopped = 0;
 	size_t push_n;
 	double cpu_us;
@@ -55,17 +34,17 @@ void log_stats(struct manager *m, const char *when)
 	getrusage(RUSAGE_SELF, &ru);
 	cpu_us = (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
 		 (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
-	latency_percentiles(m, &p50, &p99, &max);
 	push_latency(m, &push_p50, &push_max, &push_n);
 	if (m->uw)
 		unit_events_counts(m->uw, &started, &stopped);
-	log_event(LOG_NOTICE, MID_STATS, NULL, "stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %u us p99 %u us max %u us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu, connector wake-ups %llu, exec batches %llu, waits for unit sections %llu, decided by cgroup %llu, cgroups protected whole %zu, cgroup events %llu, cgroup-to-protection p50 %u us max %u us over %zu, units started %llu stopped %llu (systemd)",
+	log_event(LOG_NOTICE, MID_STATS, NULL, "stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %llu us p99 %llu us max %llu us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu, connector wake-ups %llu, exec batches %llu, waits for unit sections %llu, decided by cgroup %llu, cgroups protected whole %zu, cgroup events %llu, cgroup-to-protection p50 %u us max %u us over %zu, units started %llu stopped %llu (systemd)",
 		   when, (unsigned long long)m->n_exec, (unsigned long long)m->n_exit,
 		   (unsigned long long)m->n_decisions, (unsigned long long)m->n_protect_decisions,
 		   (unsigned long long)m->n_looks, (unsigned long long)m->n_gone_early,
 		   (unsigned long long)m->n_overflows, (unsigned long long)m->n_full_rescans,
-		   (unsigned long long)m->n_backend_errors, p50, p99, max,
-		   (unsigned long long)(m->n_latency < LATENCY_SAMPLES ? m->n_latency : LATENCY_SAMPLES),
+		   (unsigned long long)m->n_backend_errors, (unsigned long long)latency_quantile(&m->latency, 0.5),
+		   (unsigned long long)latency_quantile(&m->latency, 0.99), (unsigned long long)m->latency.max_us,
+		   (unsigned long long)m->latency.count,
 		   cpu_us, ru.ru_maxrss, m->procs.n_items, (unsigned long long)m->n_connector_wakeups,
 		   (unsigned long long)m->n_exec_batches, (unsigned long long)m->n_unit_waits,
 		   (unsigned long long)m->n_class_hits, m->n_pushed_now, (unsigned long long)m->n_cgroup_events,
@@ -113,7 +92,12 @@ void manager_get_stats(struct manager *m, struct manager_stats *ret)
 		.full_rescans = m->n_full_rescans,
 		.backend_errors = m->n_backend_errors,
 	};
-	latency_percentiles(m, &ret->latency_p50_us, &ret->latency_p99_us, &ret->latency_max_us);
+	/* Estimates from the histogram's buckets: a property read costs the
+	 * same whatever the number of decisions. */
+	ret->latency = &m->latency;
+	ret->latency_p50_us = clamp_u32(latency_quantile(&m->latency, 0.5));
+	ret->latency_p99_us = clamp_u32(latency_quantile(&m->latency, 0.99));
+	ret->latency_max_us = clamp_u32(m->latency.max_us);
 }
 
 int on_stats(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)

@@ -12,6 +12,7 @@
 #include "policy.h"
 
 struct manager;
+struct latency_histogram;
 typedef struct sd_event sd_event;
 struct backend_ops;
 struct prewarm;
@@ -43,7 +44,9 @@ struct manager_stats {
 	size_t processes_protected;
 	size_t cgroups_protected;  /* as a whole: the push path */
 	uint64_t exec_events, exit_events, decisions, overflows, full_rescans, backend_errors;
+	/* Estimated from the histogram's buckets (since the start). */
 	uint32_t latency_p50_us, latency_p99_us, latency_max_us;
+	const struct latency_histogram *latency; /* NULL: none */
 };
 
 struct manager_explanation {

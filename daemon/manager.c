@@ -37,8 +37,20 @@ static void log_policy_errors(const struct policy *p, const char *what)
 
 static int load_policy_into(struct manager *m, struct policy *p)
 {
+	int r;
+
 	policy_init(p);
-	return policy_load(p, m->args.config_file, m->args.dropin_dir, true);
+	r = policy_load(p, m->args.config_file, m->args.dropin_dirs, !m->args.config_required);
+	for (size_t i = 0; i < p->n_warnings; i++) {
+		const struct policy_error *w = &p->warnings[i];
+
+		if (w->line)
+			log_event(LOG_WARNING, MID_POLICY_WARNING, NULL, "%s:%u: warning: %s", w->file, w->line,
+				  w->message);
+		else
+			log_event(LOG_WARNING, MID_POLICY_WARNING, NULL, "%s: warning: %s", w->file, w->message);
+	}
+	return r;
 }
 
 int manager_load_policy(struct manager *m)

@@ -12,6 +12,8 @@
 #define MID_POLICY_LOADED "7496597f136c46328e356b8b1861a266"
 /* a policy with errors: FILE:LINE each */
 #define MID_POLICY_REJECTED "f5c06f93b818408fa067d7776829830a"
+/* a policy accepted, with something probably not meant: FILE:LINE */
+#define MID_POLICY_WARNING "8abd626d67f340baba7bfee7e20cef09"
 /* which backend protects, and why */
 #define MID_BACKEND "ae47f6c999684d2d89235c509b74e9e4"
 /* a process is protected (or would be) */

@@ -111,6 +111,65 @@ static void text_fault_family(FILE *f, const struct metrics_unit *units, size_t 
 	}
 }
 
+/* A bound in seconds as Prometheus clients write le: shortest decimal. */
+static void format_le(uint64_t us, char *buf, size_t size)
+{
+	size_t l;
+
+	if (us == LATENCY_INF) {
+		snprintf(buf, size, "+Inf");
+		return;
+	}
+	snprintf(buf, size, "%.6f", (double)us / 1e6);
+	l = strlen(buf);
+	while (l > 1 && buf[l - 1] == '0')
+		buf[--l] = '\0';
+	if (l > 1 && buf[l - 1] == '.')
+		buf[--l] = '\0';
+}
+
+/* A histogram: cumulative _bucket{le}, ending with +Inf, then _sum and
+ * _count (the +Inf bucket's count). */
+static void latency_family(FILE *f, const struct metrics_daemon *d)
+{
+	const char *name = "execguard_exec_decision_latency_seconds";
+	char le[32];
+
+	family(f, name, "histogram", "Exec to decision latency since execguardd started.");
+	for (size_t i = 0; i < d->n_latency; i++) {
+		format_le(d->latency[i].le_us, le, sizeof(le));
+		fprintf(f, "%s_bucket{le=\"%s\"} %" PRIu64 "\n", name, le, d->latency[i].count);
+	}
+	fprintf(f, "%s_sum %.6f\n", name, (double)d->latency_sum_usec / 1e6);
+	fprintf(f, "%s_count %" PRIu64 "\n", name, d->latency[d->n_latency - 1].count);
+}
+
+int metrics_last_success(const char *buf, size_t len, double *ret)
+{
+	static const char key[] = "execguard_last_success_timestamp_seconds ";
+
+	for (const char *l = buf; l && l < buf + len;) {
+		const char *nl = memchr(l, '\n', (size_t)(buf + len - l));
+		size_t ll = nl ? (size_t)(nl - l) : (size_t)(buf + len - l);
+
+		if (ll > sizeof(key) - 1 && ll < 64 && memcmp(l, key, sizeof(key) - 1) == 0) {
+			char num[64], *end;
+			double v;
+
+			memcpy(num, l + sizeof(key) - 1, ll - (sizeof(key) - 1));
+			num[ll - (sizeof(key) - 1)] = '\0';
+			errno = 0;
+			v = strtod(num, &end);
+			if (!errno && end != num && !*end && v > 0) {
+				*ret = v;
+				return 0;
+			}
+		}
+		l = nl ? nl + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
 int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *units, size_t n,
 		   char **ret, size_t *ret_len)
 {
@@ -122,6 +181,16 @@ int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *un
 	if (!f)
 		return -ENOMEM;
 
+	family(f, "execguard_up", "gauge",
+	       "1 when execguardctl read execguardd's figures, 0 when it could not (then no other figure is given).");
+	fprintf(f, "execguard_up %d\n", d->up ? 1 : 0);
+	if (d->last_success > 0) {
+		family(f, "execguard_last_success_timestamp_seconds", "gauge",
+		       "Unix time of the last reading of execguardd's figures (kept while the daemon cannot be read).");
+		fprintf(f, "execguard_last_success_timestamp_seconds %.3f\n", d->last_success);
+	}
+	if (!d->up)
+		goto done;
 	family(f, "execguard_info", "gauge", "The running execguardd: version and backend.");
 	fputs("execguard_info{version=\"", f);
 	metrics_escape_label(d->version, f);
@@ -146,14 +215,8 @@ int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *un
 		family(f, "execguard_cpu_seconds_total", "counter", "CPU time of execguardd, user and system.");
 		fprintf(f, "execguard_cpu_seconds_total %.2f\n", d->cpu_seconds);
 	}
-	if (d->has_latency) {
-		/* The daemon keeps recent samples, not buckets: gauges per statistic. */
-		family(f, "execguard_exec_decision_latency_seconds", "gauge",
-		       "Exec to decision latency over the daemon's recent samples (stat: p50, p99, max).");
-		fprintf(f, "execguard_exec_decision_latency_seconds{stat=\"p50\"} %.6f\n", d->latency_p50_usec / 1e6);
-		fprintf(f, "execguard_exec_decision_latency_seconds{stat=\"p99\"} %.6f\n", d->latency_p99_usec / 1e6);
-		fprintf(f, "execguard_exec_decision_latency_seconds{stat=\"max\"} %.6f\n", d->latency_max_usec / 1e6);
-	}
+	if (d->n_latency)
+		latency_family(f, d);
 
 	if (n) {
 		family(f, "execguard_unit_protected", "gauge",
@@ -202,6 +265,7 @@ int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *un
 		    "Executable-image pages charged to the unit that its protection covers (memory.stat exec_protect_usage).",
 		    units, n, kept);
 
+done:
 	if (fclose(f) != 0 || !buf) {
 		free(buf);
 		return -ENOMEM;

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "latency.h"
+
 /* A figure the daemon does not know: its sample is left out. */
 #define METRICS_UNKNOWN UINT64_MAX
 
@@ -39,13 +41,22 @@ struct metrics_unit {
 };
 
 struct metrics_daemon {
+	/* false: the daemon's figures could not be read; then only
+	 * execguard_up 0 and the last success are given, so that a file
+	 * left by an earlier run never goes on showing old figures. */
+	bool up;
+	/* Unix time of the last reading of the daemon's figures: now when
+	 * up, else the one an earlier run wrote (metrics_last_success()); 0:
+	 * none known, left out. */
+	double last_success;
 	const char *version, *backend;
 	uint64_t processes_protected;
 	uint64_t exec_events, exit_events, decisions, overflows, rescans, backend_errors;
-	/* Percentiles over the daemon's recent samples, not a histogram: it
-	 * keeps no cumulative buckets. */
-	bool has_latency;
-	uint32_t latency_p50_usec, latency_p99_usec, latency_max_usec;
+	/* Exec to decision since the daemon's start: cumulative buckets, the
+	 * last one +Inf (LATENCY_INF); none from a daemon without them. */
+	const struct latency_bucket *latency;
+	size_t n_latency;
+	uint64_t latency_sum_usec;
 	bool has_cpu;
 	double cpu_seconds;
 };
@@ -53,6 +64,10 @@ struct metrics_daemon {
 /* The text for d and units[0..n) into a malloc'ed, NUL-terminated *ret. */
 int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *units, size_t n,
 		   char **ret, size_t *ret_len);
+
+/* execguard_last_success_timestamp_seconds in an exposition written
+ * before: 0 and *ret, or -ENOENT. */
+int metrics_last_success(const char *buf, size_t len, double *ret);
 
 /* A label value as the format wants it: \\, \" and \n escaped. */
 void metrics_escape_label(const char *s, FILE *f);

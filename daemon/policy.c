@@ -8,7 +8,9 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
+#include "ini-lines.h"
 #include "policy.h"
 #include "util.h"
 
@@ -157,6 +159,46 @@ int policy_add_error(struct policy *p, const char *file, unsigned line, const ch
 	return 0;
 }
 
+int policy_add_warning(struct policy *p, const char *file, unsigned line, const char *fmt, ...)
+{
+	struct policy_error *n;
+	va_list ap;
+	char *msg;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	n = realloc(p->warnings, (p->n_warnings + 1) * sizeof(*n));
+	if (!n) {
+		free(msg);
+		return -ENOMEM;
+	}
+	p->warnings = n;
+	p->warnings[p->n_warnings++] = (struct policy_error){
+		.file = strdup(file),
+		.line = line,
+		.message = msg,
+	};
+	return 0;
+}
+
+static int strv_push(char ***v, size_t *n, const char *s)
+{
+	char **nv = realloc(*v, (*n + 1) * sizeof(char *));
+
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	nv[*n] = strdup(s);
+	if (!nv[*n])
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
 static void strv_free(char **v)
 {
 	if (!v)
@@ -253,6 +295,14 @@ void policy_done(struct policy *p)
 		free(p->errors[i].message);
 	}
 	free(p->errors);
+	for (size_t i = 0; i < p->n_warnings; i++) {
+		free(p->warnings[i].file);
+		free(p->warnings[i].message);
+	}
+	free(p->warnings);
+	for (size_t i = 0; i < p->n_masked; i++)
+		free(p->masked[i]);
+	free(p->masked);
 	*p = (struct policy){ 0 };
 }
 
@@ -270,7 +320,7 @@ enum section_kind {
 struct parse_state {
 	struct policy *p;
 	const char *file;
-	const char *pos, *end;
+	struct ini_cursor cur;
 	unsigned line;
 	bool unit_mode;
 	enum section_kind section;
@@ -321,29 +371,28 @@ static int start_rule(struct parse_state *st, const char *name)
 }
 
 /* Look at a section header line; tells inih nothing it would not see. */
-static int handle_section_header(struct parse_state *st, const char *l, size_t len)
+static int handle_section_header(struct parse_state *st, const struct ini_line *il)
 {
-	const char *close = memchr(l, ']', len);
 	char name[INI_MAX_LINE];
-	size_t nlen;
 
-	if (!close) {
+	if (il->unclosed || il->trailing) {
+		section_reset(st, SECTION_INVALID);
+		/* systemd's sections are systemd's business; ours is not. */
+		if (st->unit_mode && (il->name_len < 11 || memcmp(il->name, "X-ExecGuard", 11) != 0))
+			return 0;
+		return policy_add_error(st->p, st->file, st->line,
+					il->unclosed ? "section header without closing ']'" :
+						       "text after ']' in a section header (a comment needs a blank before its '#')");
+	}
+	if (il->name_len >= sizeof(name) || il->len > LINE_MAX_BYTES) {
 		section_reset(st, SECTION_INVALID);
 		if (st->unit_mode)
 			return 0;
 		return policy_add_error(st->p, st->file, st->line,
-					"section header without closing ']'");
+					"line too long (%zu bytes; at most %d)", il->len, LINE_MAX_BYTES);
 	}
-	nlen = (size_t)(close - l - 1);
-	if (nlen >= sizeof(name) || len > LINE_MAX_BYTES) {
-		section_reset(st, SECTION_INVALID);
-		if (st->unit_mode)
-			return 0;
-		return policy_add_error(st->p, st->file, st->line,
-					"line too long (%zu bytes; at most %d)", len, LINE_MAX_BYTES);
-	}
-	memcpy(name, l + 1, nlen);
-	name[nlen] = '\0';
+	memcpy(name, il->name, il->name_len);
+	name[il->name_len] = '\0';
 
 	if (st->unit_mode) {
 		section_reset(st, streq(name, "X-ExecGuard") ? SECTION_UNIT : SECTION_FOREIGN);
@@ -366,11 +415,6 @@ static int handle_section_header(struct parse_state *st, const char *l, size_t l
 	return policy_add_error(st->p, st->file, st->line,
 				"unknown section [%s]; expected [Daemon] or [Rule NAME] (NAME without spaces)",
 				name);
-}
-
-static bool is_blank_or_comment(const char *l, size_t len)
-{
-	return len == 0 || l[0] == '#' || l[0] == ';';
 }
 
 /* The next piece of an overlong list-key line as "KEY=WORDS\n": whole
@@ -447,17 +491,45 @@ static bool start_pieces(struct parse_state *st, const char *l, size_t len)
 	return true;
 }
 
-/* inih line reader over a memory buffer: counts lines, strips leading
- * white space (so inih never joins continuation lines), refuses NUL
- * bytes, overlong lines and lines that are not KEY=VALUE, and hides
- * systemd's own sections of a unit file. Debian's libinih takes lines of
- * at most 199 bytes (INI_MAX_LINE 200): a longer list-key line goes to
- * it as several assignments of the same key, which append, all with the
- * line number of the one line. */
+/* Whether the line is not UTF-8 or holds a byte order mark (then
+ * reported). Names are bytes to the kernel, but a policy is text: a
+ * name with other bytes is matched with ? or *. */
+static bool bad_text(struct parse_state *st, const struct ini_line *il)
+{
+	size_t bad = utf8_invalid_at(il->text, il->len);
+	const char *bom;
+
+	if (bad != il->len) {
+		st->error = policy_add_error(st->p, st->file, st->line,
+					     "not valid UTF-8 (byte \\x%02x at column %zu); match a name with such bytes with ? or *",
+					     (unsigned char)il->text[bad], (size_t)(il->text - il->raw) + bad + 1);
+		return true;
+	}
+	/* U+FEFF is valid UTF-8, but not where a name or key is: say what it
+	 * is rather than letting it make an unknown key or a name that never
+	 * matches (an editor's, or two files concatenated). */
+	bom = memmem(il->text, il->len, "\xef\xbb\xbf", 3);
+	if (!bom)
+		return false;
+	st->error = policy_add_error(st->p, st->file, st->line,
+				     "a UTF-8 byte order mark (U+FEFF) at column %zu; one is allowed only as the first bytes of a file",
+				     (size_t)(bom - il->raw) + 1);
+	return true;
+}
+
+/* inih line reader over a memory buffer: ini_next_line() splits and
+ * classifies the lines (white space and inline comments removed, so
+ * inih never joins continuation lines); this counts them, refuses NUL
+ * bytes, text that is not UTF-8, overlong lines and lines that are not
+ * KEY=VALUE, and hides systemd's own sections of a unit file. Debian's
+ * libinih takes lines of at most 199 bytes (INI_MAX_LINE 200): a longer
+ * list-key line goes to it as several assignments of the same key,
+ * which append, all with the line number of the one line. */
 static char *read_line(char *str, int num, void *stream)
 {
 	struct parse_state *st = stream;
-	const char *nl, *l;
+	struct ini_line il;
+	const char *l;
 	size_t len;
 	bool pass = true;
 
@@ -469,32 +541,34 @@ static char *read_line(char *str, int num, void *stream)
 		if (piece)
 			return piece;
 	}
-	if (st->pos >= st->end)
+	if (!ini_next_line(&st->cur, &il))
 		return NULL;
-	nl = memchr(st->pos, '\n', (size_t)(st->end - st->pos));
-	l = st->pos;
-	len = nl ? (size_t)(nl - l) : (size_t)(st->end - l);
-	st->pos = nl ? nl + 1 : st->end;
-	st->line++;
+	st->line = il.number;
+	l = il.text;
+	len = il.len;
 
-	while (len && (*l == ' ' || *l == '\t')) {
-		l++;
-		len--;
-	}
-	while (len && (l[len - 1] == '\r' || l[len - 1] == ' ' || l[len - 1] == '\t'))
-		len--;
-
-	if (is_blank_or_comment(l, len)) {
+	if (il.kind == INI_BLANK || il.kind == INI_COMMENT) {
 		pass = false;
 	} else if (memchr(l, '\0', len)) {
 		pass = false;
 		if (!st->unit_mode || st->section == SECTION_UNIT)
 			st->error = policy_add_error(st->p, st->file, st->line, "NUL byte in line");
-	} else if (l[0] == '[') {
-		st->error = handle_section_header(st, l, len);
-		pass = st->section != SECTION_INVALID && len < (size_t)num - 1;
+	} else if (il.kind == INI_SECTION) {
+		if (!st->unit_mode && bad_text(st, &il)) {
+			section_reset(st, SECTION_INVALID);
+			pass = false;
+		} else {
+			st->error = handle_section_header(st, &il);
+			pass = st->section != SECTION_INVALID && len < (size_t)num - 1;
+		}
 	} else if (st->unit_mode && st->section != SECTION_UNIT) {
 		pass = false;
+	} else if (bad_text(st, &il)) {
+		pass = false;
+		/* "\xef\xbb\xbf[Daemon]" (two files concatenated): a header all
+		 * the same, bad, so that its keys do not cascade into errors. */
+		if (len > 3 && !memcmp(l, "\xef\xbb\xbf[", 4))
+			section_reset(st, SECTION_INVALID);
 	} else if ((len > LINE_MAX_BYTES || len >= (size_t)num - 1) && start_pieces(st, l, len)) {
 		char *piece = next_piece(st, str, num);
 
@@ -506,20 +580,15 @@ static char *read_line(char *str, int num, void *stream)
 		st->error = policy_add_error(st->p, st->file, st->line,
 					     "line too long (%zu bytes; at most %d, or %d for MatchUnit=, MatchCgroup= and MatchExe=)",
 					     len, LINE_MAX_BYTES, LIST_LINE_MAX_BYTES);
-	} else {
-		const char *eq = memchr(l, '=', len), *colon = memchr(l, ':', len);
-
-		if (!eq || (colon && colon < eq)) {
-			pass = false;
-			st->error = policy_add_error(st->p, st->file, st->line,
-						     "expected KEY=VALUE");
-		} else if (st->section == SECTION_NONE) {
-			pass = false;
-			st->error = policy_add_error(st->p, st->file, st->line,
-						     "key outside of a section; expected [Daemon] or [Rule NAME] first");
-		} else if (st->section == SECTION_INVALID) {
-			pass = false; /* the header was reported */
-		}
+	} else if (il.kind != INI_ASSIGNMENT || il.name_len == 0 || memchr(il.name, ':', il.name_len)) {
+		pass = false;
+		st->error = policy_add_error(st->p, st->file, st->line, "expected KEY=VALUE");
+	} else if (st->section == SECTION_NONE) {
+		pass = false;
+		st->error = policy_add_error(st->p, st->file, st->line,
+					     "key outside of a section; expected [Daemon] or [Rule NAME] first");
+	} else if (st->section == SECTION_INVALID) {
+		pass = false; /* the header was reported */
 	}
 
 	if (!pass) {
@@ -554,7 +623,7 @@ static int note_key(struct parse_state *st, const char *name)
 static int parse_rescan_delays(const char *value, struct daemon_settings *d)
 {
 	char buf[INI_MAX_LINE];
-	unsigned delays[ELEMENTSOF(d->rescan_delays_ms)];
+	unsigned delays[ELEMENTSOF(d->rescan_delays_ms)] = { 0 };
 	size_t n = 0;
 	char *save = NULL;
 
@@ -886,15 +955,26 @@ int policy_parse_buffer(struct policy *p, const char *file, const char *buf, siz
 	struct parse_state st = {
 		.p = p,
 		.file = file,
-		.pos = buf,
-		.end = buf + len,
+		/* A byte order mark is skipped, as systemd skips it. */
+		.cur = { .pos = buf + ini_bom_len(buf, len), .end = buf + len },
 	};
-	size_t before = p->n_errors;
+	size_t before = p->n_errors, rules_before = p->n_rules;
 	int r;
 
 	r = parse_common(&st);
 	if (r < 0)
 		return r;
+	/* Allowed, but rarely meant: a rule without a Match key. Not said
+	 * when the file has errors: its Match line may be the bad one. */
+	for (size_t i = rules_before; p->n_errors == before && i < p->n_rules; i++) {
+		const struct rule *rule = &p->rules[i];
+
+		if (!rule->match_unit && !rule->match_cgroup && !rule->match_exe &&
+		    (r = policy_add_warning(p, file, rule->line,
+					    "[Rule %s] has no MatchUnit=, MatchCgroup= or MatchExe=: it applies to every process",
+					    rule->name)) < 0)
+			return r;
+	}
 	/* The two keys depend on each other: check them once both are read,
 	 * in whatever order the file gives them. */
 	if (st.pressure_line && p->daemon.pressure_stall_ms >= p->daemon.pressure_window_ms) {
@@ -921,8 +1001,8 @@ int policy_parse_unit_buffer(struct rule_settings *s, struct policy *errors_to, 
 	struct parse_state st = {
 		.p = errors_to,
 		.file = file,
-		.pos = buf,
-		.end = buf + len,
+		/* A byte order mark is skipped, as systemd skips it. */
+		.cur = { .pos = buf + ini_bom_len(buf, len), .end = buf + len },
 		.unit_mode = true,
 		.unit = s,
 	};
@@ -958,21 +1038,32 @@ int policy_check_file_mode(int fd, const char **ret_why)
 
 static int add_file(struct policy *p, const char *path)
 {
-	char **n = realloc(p->files, (p->n_files + 1) * sizeof(char *));
-
-	if (!n)
-		return -ENOMEM;
-	p->files = n;
-	p->files[p->n_files] = strdup(path);
-	if (!p->files[p->n_files])
-		return -ENOMEM;
-	p->n_files++;
-	return 0;
+	return strv_push(&p->files, &p->n_files, path);
 }
 
 #define POLICY_FILE_MAX (1 << 20)
 
-static int load_one(struct policy *p, const char *path, bool allow_missing)
+static bool is_dev_null(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+}
+
+/* Only blanks (or nothing): says nothing, probably by mistake. */
+static bool is_empty(const char *buf, size_t len)
+{
+	for (size_t i = ini_bom_len(buf, len); i < len; i++)
+		if (!strchr(" \t\r\n", buf[i]))
+			return false;
+	return true;
+}
+
+/* Read one file. Symbolic links are followed and the file they lead to
+ * judged (as systemd reads its configuration); one to /dev/null is a
+ * mask, read as nothing. masks: a file of the same name that this one
+ * hides, so that an empty file is a mask and not a mistake. */
+static int load_one(struct policy *p, const char *path, bool allow_missing, bool masks)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
@@ -980,12 +1071,14 @@ static int load_one(struct policy *p, const char *path, bool allow_missing)
 	size_t len;
 	int r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno == ENOENT && allow_missing)
 			return 0;
 		return policy_add_error(p, path, 0, "cannot open: %s", STRERROR(errno)) ?: -errno;
 	}
+	if (is_dev_null(fd))
+		return 0;
 	r = policy_check_file_mode(fd, &why);
 	if (r == -EPERM)
 		return policy_add_error(p, path, 0, "refused: %s", why) ?: r;
@@ -997,6 +1090,8 @@ static int load_one(struct policy *p, const char *path, bool allow_missing)
 	r = add_file(p, path);
 	if (r < 0)
 		return r;
+	if (!masks && is_empty(buf, len))
+		return policy_add_warning(p, path, 0, "empty file: it sets nothing");
 	r = policy_parse_buffer(p, path, buf, len);
 	return r < 0 ? r : 0;
 }
@@ -1008,36 +1103,118 @@ static int conf_filter(const struct dirent *d)
 	return d->d_name[0] != '.' && l > 5 && streq(d->d_name + l - 5, ".conf");
 }
 
-int policy_load(struct policy *p, const char *main_file, const char *dropin_dir, bool allow_missing)
+/* One drop-in: its name, the directory it is read from, whether it hides
+ * files of the same name in directories of lower priority. */
+struct dropin {
+	char *name;
+	const char *dir;
+	bool masks;
+};
+
+static int dropin_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct dropin *)a)->name, ((const struct dropin *)b)->name);
+}
+
+/* Add the *.conf of dir that no directory before it has; the others are
+ * masked. */
+static int collect_dropins(struct policy *p, const char *dir, struct dropin **v, size_t *n)
 {
 	struct dirent **list = NULL;
-	int n, r;
+	int k, r = 0;
 
-	r = load_one(p, main_file, allow_missing);
-	if (r < 0 && r != -EPERM && r != -ENOENT && r != -EACCES)
-		return r;
-	if (dropin_dir) {
-		n = scandir(dropin_dir, &list, conf_filter, alphasort);
-		if (n < 0 && errno != ENOENT)
-			policy_add_error(p, dropin_dir, 0, "cannot read directory: %s", STRERROR(errno));
-		for (int i = 0; i < n; i++) {
+	k = scandir(dir, &list, conf_filter, NULL);
+	if (k < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 :
+		       policy_add_error(p, dir, 0, "cannot read directory: %s", STRERROR(errno));
+	for (int i = 0; i < k; i++) {
+		const char *name = list[i]->d_name;
+		struct dropin *d = NULL, *nv;
+
+		for (size_t j = 0; j < *n && !d; j++)
+			if (streq((*v)[j].name, name))
+				d = &(*v)[j];
+		if (r < 0) {
+			/* out of memory: only free what is left */
+		} else if (d) {
 			char path[PATH_MAX];
 
-			if (snprintf(path, sizeof(path), "%s/%s", dropin_dir, list[i]->d_name) <
-			    (int)sizeof(path)) {
-				r = load_one(p, path, false);
-				if (r == -ENOMEM) {
-					for (int j = i; j < n; j++)
-						free(list[j]);
-					free(list);
-					return r;
-				}
-			}
-			free(list[i]);
+			d->masks = true;
+			snprintf(path, sizeof(path), "%s/%s", dir, name);
+			r = strv_push(&p->masked, &p->n_masked, path);
+		} else if (!(nv = realloc(*v, (*n + 1) * sizeof(**v)))) {
+			r = -ENOMEM;
+		} else {
+			*v = nv;
+			nv[*n] = (struct dropin){ .name = strdup(name), .dir = dir };
+			r = nv[(*n)++].name ? 0 : -ENOMEM;
 		}
-		free(list);
+		free(list[i]);
 	}
+	free(list);
+	return r;
+}
+
+int policy_load(struct policy *p, const char *main_file, const char *const *dropin_dirs, bool allow_missing)
+{
+	struct dropin *v = NULL;
+	size_t n = 0;
+	int r;
+
+	r = load_one(p, main_file, allow_missing, false);
+	if (r < 0 && r != -EPERM && r != -ENOENT && r != -EACCES)
+		return r;
+	r = 0;
+	for (const char *const *d = dropin_dirs; d && *d && r >= 0; d++)
+		r = collect_dropins(p, *d, &v, &n);
+	/* By name across the directories, as systemd orders drop-ins;
+	 * strcmp(), not the locale's order. */
+	if (r >= 0 && n)
+		qsort(v, n, sizeof(*v), dropin_cmp);
+	for (size_t i = 0; i < n; i++) {
+		char path[PATH_MAX];
+
+		if (r == -ENOMEM) {
+			/* only free what is left */
+		} else if (snprintf(path, sizeof(path), "%s/%s", v[i].dir, v[i].name) >= (int)sizeof(path)) {
+			r = policy_add_error(p, v[i].dir, 0, "path of %s too long", v[i].name);
+		} else {
+			r = load_one(p, path, false, v[i].masks);
+		}
+		free(v[i].name);
+	}
+	free(v);
+	if (r == -ENOMEM)
+		return r;
 	return p->n_errors ? -EINVAL : 0;
+}
+
+int policy_paths_init(struct policy_paths *pp, const char *config)
+{
+	static const char *const defaults[] = { DEFAULT_DROPIN_DIRS };
+	size_t l;
+
+	*pp = (struct policy_paths){ .main = config ?: DEFAULT_CONFIG, .given = config };
+	if (!config) {
+		for (size_t i = 0; i < ELEMENTSOF(defaults) && i < ELEMENTSOF(pp->dirs) - 1; i++)
+			pp->dirs[i] = defaults[i];
+		return 0;
+	}
+	l = strlen(config);
+	if (l > 5 && streq(config + l - 5, ".conf"))
+		l -= 5;
+	if (asprintf(&pp->own_dir, "%.*s.d", (int)l, config) < 0) {
+		pp->own_dir = NULL;
+		return -ENOMEM;
+	}
+	pp->dirs[0] = pp->own_dir;
+	return 0;
+}
+
+void policy_paths_done(struct policy_paths *pp)
+{
+	free(pp->own_dir);
+	*pp = (struct policy_paths){ 0 };
 }
 
 static bool glob_any(char **globs, const char *s)
@@ -1169,15 +1346,24 @@ int policy_container_request(const struct daemon_settings *d, const char *value,
 	return sized && asked > limit;
 }
 
+static void print_one(const struct policy_error *e, const char *prefix, FILE *f)
+{
+	if (e->line)
+		fprintf(f, "%s:%u: %s%s\n", e->file, e->line, prefix, e->message);
+	else
+		fprintf(f, "%s: %s%s\n", e->file, prefix, e->message);
+}
+
 size_t policy_print_errors(const struct policy *p, FILE *f)
 {
-	for (size_t i = 0; i < p->n_errors; i++) {
-		const struct policy_error *e = &p->errors[i];
-
-		if (e->line)
-			fprintf(f, "%s:%u: %s\n", e->file, e->line, e->message);
-		else
-			fprintf(f, "%s: %s\n", e->file, e->message);
-	}
+	for (size_t i = 0; i < p->n_errors; i++)
+		print_one(&p->errors[i], "", f);
 	return p->n_errors;
+}
+
+size_t policy_print_warnings(const struct policy *p, FILE *f)
+{
+	for (size_t i = 0; i < p->n_warnings; i++)
+		print_one(&p->warnings[i], "warning: ", f);
+	return p->n_warnings;
 }

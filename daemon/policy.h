@@ -112,6 +112,11 @@ struct policy {
 	size_t n_files;
 	struct policy_error *errors;
 	size_t n_errors;
+	/* Accepted, but probably not what was meant: said, not refused. */
+	struct policy_error *warnings;
+	size_t n_warnings;
+	char **masked; /* drop-ins hidden by one of the same name before them */
+	size_t n_masked;
 };
 
 /* What the policy says about one process, and why. */
@@ -152,9 +157,27 @@ int policy_parse_unit_buffer(struct rule_settings *s, struct policy *errors_to,
 			     const char *file, const char *buf, size_t len);
 
 /* Read the main file (missing is fine only if allow_missing) and then
- * every *.conf in dropin_dir, in lexical order. Refuses files that
- * others can write. Returns 0, or -EINVAL when p->errors is non-empty. */
-int policy_load(struct policy *p, const char *main_file, const char *dropin_dir, bool allow_missing);
+ * the *.conf files of the drop-in directories (NULL-terminated, highest
+ * priority first, as systemd's /etc, /run, /usr/lib): all of them
+ * ordered by file name, a name in an earlier directory hiding (masking)
+ * the same name in later ones. A file linked to /dev/null is read as
+ * nothing (a mask); other symbolic links are followed. Refuses files
+ * that others can write. Returns 0, or -EINVAL when p->errors is
+ * non-empty. */
+int policy_load(struct policy *p, const char *main_file, const char *const *dropin_dirs, bool allow_missing);
+
+/* Where the policy is read from: the main file and the drop-in
+ * directories. config NULL: the defaults (DEFAULT_CONFIG, then the
+ * drop-ins in DEFAULT_DROPIN_DIRS); a file given instead has its own
+ * drop-ins only, in FILE without ".conf" plus ".d", and must exist. */
+struct policy_paths {
+	const char *main;
+	const char *dirs[4]; /* NULL-terminated */
+	bool given;	     /* main named by the caller: missing is an error */
+	char *own_dir;
+};
+int policy_paths_init(struct policy_paths *pp, const char *config);
+void policy_paths_done(struct policy_paths *pp);
 
 /* Refuse a config file that anyone but its owner (root or the running
  * user) can write. Returns 0 or -EPERM with a message in *ret_why. */
@@ -189,8 +212,13 @@ int policy_container_request(const struct daemon_settings *d, const char *value,
 int policy_add_error(struct policy *p, const char *file, unsigned line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+int policy_add_warning(struct policy *p, const char *file, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /* Print every policy error as file:line: message; the count. */
 size_t policy_print_errors(const struct policy *p, FILE *f);
+/* The same for warnings: file:line: warning: message. */
+size_t policy_print_warnings(const struct policy *p, FILE *f);
 
 /* The keys the parser accepts, one entry per section that takes it, in
  * the order of the parser's table (execguardctl check-config --list-keys,

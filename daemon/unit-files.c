@@ -7,44 +7,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ini-lines.h"
 #include "unit-files.h"
 #include "util.h"
 
 #define UNIT_FILE_MAX (1 << 20)
 
-static const char *skip_blank(const char *p, const char *end)
-{
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	return p;
-}
-
 /* Whether buf has an [X-ExecGuard] section; the line of its last
  * Protect= (0: none). */
 static bool scan_section(const char *buf, size_t len, unsigned *ret_protect_line)
 {
-	const char *p = buf, *end = buf + len;
+	struct ini_cursor c = { .pos = buf + ini_bom_len(buf, len), .end = buf + len };
+	struct ini_line l;
 	bool in = false, found = false;
-	unsigned line = 0;
 
 	*ret_protect_line = 0;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *e = nl ? nl : end;
-		const char *l = skip_blank(p, e);
-
-		line++;
-		if (l < e && *l == '[') {
-			const char *close = memchr(l, ']', (size_t)(e - l));
-
-			in = close && (size_t)(close - l - 1) == strlen("X-ExecGuard") &&
-			     memcmp(l + 1, "X-ExecGuard", strlen("X-ExecGuard")) == 0;
+	while (ini_next_line(&c, &l)) {
+		if (l.kind == INI_SECTION) {
+			in = ini_line_is_section(&l, "X-ExecGuard");
 			found |= in;
-		} else if (in && (size_t)(e - l) > 7 && memcmp(l, "Protect", 7) == 0 &&
-			   *skip_blank(l + 7, e) == '=') {
-			*ret_protect_line = line;
+		} else if (in && ini_line_is_key(&l, "Protect")) {
+			*ret_protect_line = l.number;
 		}
-		p = nl ? nl + 1 : end;
 	}
 	return found;
 }
@@ -55,6 +39,13 @@ unsigned unit_file_protect_line(const char *buf, size_t len)
 
 	scan_section(buf, len, &line);
 	return line;
+}
+
+bool unit_file_has_section(const char *buf, size_t len)
+{
+	unsigned line;
+
+	return scan_section(buf, len, &line);
 }
 
 const char **unit_files_order(const char *fragment, char *const *dropins)

@@ -27,6 +27,10 @@ const char **unit_files_order(const char *fragment, char *const *dropins);
  * 0 if none. */
 unsigned unit_file_protect_line(const char *buf, size_t len);
 
+/* Whether buf has an [X-ExecGuard] section header (a comment naming it
+ * is not one). */
+bool unit_file_has_section(const char *buf, size_t len);
+
 /* Merge the [X-ExecGuard] sections of files[0..n) (later ones win key by
  * key). A file with errors adds them to errors_to and contributes
  * nothing. Returns 1 and *ret when some file has a section, else 0;

@@ -157,6 +157,25 @@ static size_t utf8_sequence_len(const unsigned char *p)
 	return n;
 }
 
+size_t utf8_invalid_at(const char *buf, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)buf;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char seq[4] = { 0 };
+		size_t n = len - i < 4 ? len - i : 4, l;
+
+		/* A copy ends in NULs, so a sequence cut by the end fails. */
+		memcpy(seq, p + i, n);
+		l = p[i] ? utf8_sequence_len(seq) : 1;
+		if (l == 0 || l > n)
+			return i;
+		i += l;
+	}
+	return len;
+}
+
 static bool needs_escape(const unsigned char *p, bool text, size_t *len)
 {
 	*len = utf8_sequence_len(p);

@@ -113,6 +113,10 @@ char *utf8_escape_invalid(const char *s, int *ret_err);
 /* The same for messages of several lines: newlines and tabs are kept. */
 char *utf8_escape_invalid_text(const char *s, int *ret_err);
 
+/* The offset of the first byte of buf[0..len) that is not part of valid
+ * UTF-8 (overlong forms and surrogates included), len when all is. */
+size_t utf8_invalid_at(const char *buf, size_t len);
+
 /* The text of errno e (either sign), thread-safe (strerror() is not),
  * in a buffer that lives as long as the statement: for messages that are
  * not logged with %m (log_*_errno()), such as a policy error's text. */

@@ -14,8 +14,9 @@ rm -f "$D.log"
 prefix=$(meson introspect "$BUILD" --buildoptions | python3 -c '
 import json, sys
 o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
-print(o["prefix"], o["sbindir"], o["bindir"], o["sysconfdir"], o["mandir"], o["datadir"])')
-read -r P SBIN BIN ETC MAN DATA <<< "$prefix"
+print(o["prefix"], o["sbindir"], o["bindir"], o["sysconfdir"], o["mandir"], o["datadir"],
+      o["bashcompletiondir"] or "-", o["zshcompletiondir"] or "-")')
+read -r P SBIN BIN ETC MAN DATA BASHCOMP ZSHCOMP <<< "$prefix"
 abs() { case "$1" in /*) echo "$1" ;; *) echo "$P/$1" ;; esac; }
 want=(
 	"$(abs "$SBIN")/execguardd"
@@ -23,8 +24,15 @@ want=(
 	"$(abs "$ETC")/execguard.conf"
 	"$(abs "$DATA")/dbus-1/system.d/org.execguard.Manager1.conf"
 	"$P/lib/systemd/catalog/execguard.catalog"
+	"$P/lib/execguard.d/10-recovery.conf"
 	"$(abs "$DATA")/containers/oci/hooks.d/execguard.json"
 )
+# Completions: where the options say, else the defaults (bash-completion's
+# completionsdir under our datadir, DATADIR/zsh/site-functions).
+[ "$BASHCOMP" != - ] || BASHCOMP=$(abs "$DATA")/bash-completion/completions
+[ "$ZSHCOMP" != - ] || ZSHCOMP=$(abs "$DATA")/zsh/site-functions
+want+=("$(abs "$BASHCOMP")/execguardctl" "$(abs "$BASHCOMP")/execguardd"
+	"$(abs "$ZSHCOMP")/_execguardctl" "$(abs "$ZSHCOMP")/_execguardd")
 if command -v scdoc > /dev/null; then
 	want+=("$(abs "$MAN")/man8/execguardd.8" "$(abs "$MAN")/man1/execguardctl.1"
 	       "$(abs "$MAN")/man5/execguard.conf.5" "$(abs "$MAN")/man8/execguard-oci-hook.8")
@@ -45,6 +53,9 @@ unit=$(find "$D" -name execguardd.service | head -n 1)
 if [ -n "$unit" ]; then
 	echo "unit: ${unit#$D}"
 	grep -q "^ExecStart=$(abs "$SBIN")/execguardd\$" "$unit" || { echo "FAIL: ExecStart= wrong"; bad=1; }
+	# systemctl reload fails on a policy with errors: checked before SIGHUP.
+	[ "$(grep '^ExecReload=' "$unit")" = "ExecReload=$(abs "$SBIN")/execguardd --check-config
+ExecReload=/bin/kill -HUP \$MAINPID" ] || { echo "FAIL: ExecReload= does not check the policy first: $(grep '^ExecReload=' "$unit")"; bad=1; }
 	if command -v systemd-analyze > /dev/null; then
 		systemd-analyze security --offline=yes "$unit" 2>/dev/null | tail -n 1
 		# verify: only the binary and the man pages may be missing (not installed on /).

@@ -3,7 +3,8 @@
 # Builds the Debian package from debian/ on Debian 12 and checks it:
 # dpkg-buildpackage -us -uc -b in a scratch copy of this tree (the tree
 # itself stays clean), then the package's files, conffiles, Depends and
-# maintainer scripts, then lintian (errors and warnings fail the run).
+# maintainer scripts, then lintian --pedantic (errors, warnings and pedantic
+# tags fail the run).
 # Installs what it needs with apt-get first (as root): build-essential,
 # dpkg-dev, debhelper, lintian and debian/control's Build-Depends.
 #
@@ -48,9 +49,12 @@ expected=(
 	./lib/systemd/system/execguard-metrics.timer
 	./lib/systemd/system/execguardd.service
 	./usr/bin/execguardctl
+	./usr/lib/execguard.d/10-recovery.conf
 	./usr/lib/systemd/catalog/execguard.catalog
 	./usr/libexec/execguard/execguard-oci-hook
 	./usr/sbin/execguardd
+	./usr/share/bash-completion/completions/execguardctl
+	./usr/share/bash-completion/completions/execguardd
 	./usr/share/containers/oci/hooks.d/execguard.json
 	./usr/share/dbus-1/system.d/org.execguard.Manager1.conf
 	./usr/share/doc/execguard/README.md.gz
@@ -64,6 +68,8 @@ expected=(
 	./usr/share/man/man5/execguard.conf.5.gz
 	./usr/share/man/man8/execguard-oci-hook.8.gz
 	./usr/share/man/man8/execguardd.8.gz
+	./usr/share/zsh/vendor-completions/_execguardctl
+	./usr/share/zsh/vendor-completions/_execguardd
 )
 bad=0
 fail() { echo "FAIL: $*"; bad=1; }
@@ -90,10 +96,18 @@ check_deb() {
 	[ "$(cat "$ctl/conffiles" 2>/dev/null)" = /etc/execguard.conf ] ||
 		fail "conffiles is not exactly /etc/execguard.conf: $(cat "$ctl/conffiles" 2>/dev/null)"
 	depends=$(dpkg-deb -f "$deb" Depends)
-	for p in libc6 libsystemd0 libmount1 libinih1; do
+	for p in libc6 libsystemd0 libmount1 libinih1 libjson-c5; do
 		grep -qE "(^|, )$p( |,|$)" <<< "$depends" || fail "Depends lacks $p: $depends"
 	done
 	[ "$(dpkg-deb -f "$deb" Architecture)" = "$arch" ] || fail "Architecture is not $arch"
+	# The programs say the package's version (meson's, set by debian/rules).
+	rm -rf "$ctl.root"
+	dpkg-deb -x "$deb" "$ctl.root"
+	for p in usr/bin/execguardctl usr/sbin/execguardd; do
+		[ "$("$ctl.root/$p" --version)" = "${p##*/} $(dpkg-deb -f "$deb" Version)" ] ||
+			fail "$p --version says \"$("$ctl.root/$p" --version)\", the package is $(dpkg-deb -f "$deb" Version)"
+	done
+	rm -rf "$ctl.root"
 	# The unit: enabled and started on install, restarted (not stopped
 	# first) on upgrade, stopped on removal, forgotten on purge.
 	for s in postinst prerm postrm; do
@@ -108,6 +122,7 @@ check_deb() {
 	has "deb-systemd-invoke stop 'execguardd.service'" "$ctl/prerm"
 	has "deb-systemd-helper purge 'execguardd.service'" "$ctl/postrm"
 	has "rm -rf /run/execguard" "$ctl/postrm"
+	has "rm -f /var/lib/prometheus/node-exporter/execguard.prom" "$ctl/postrm" "no stale metrics after removal"
 	# The metrics timer: shipped, never enabled or started by the package.
 	# (dh's "don't enable" snippet: enable only if the admin had it enabled.)
 	has "deb-systemd-helper debian-installed 'execguard-metrics.timer'" "$ctl/postinst" "timer not enabled on install"
@@ -211,9 +226,9 @@ check_deb "$deb" "$scratch/control"
 # --- lintian -----------------------------------------------------------------
 say "lintian $(basename "$changes") execguard_${ver}.dsc"
 lint=0
-lintian --display-info --fail-on error,warning "$changes" "$out/execguard_${ver}.dsc" > "$out/lintian.txt" 2>&1 || lint=$?
+lintian --pedantic --display-info --fail-on error,warning,pedantic "$changes" "$out/execguard_${ver}.dsc" > "$out/lintian.txt" 2>&1 || lint=$?
 cat "$out/lintian.txt"
-[ $lint = 0 ] || fail "lintian: errors or warnings (exit $lint)"
+[ $lint = 0 ] || fail "lintian --pedantic: errors, warnings or pedantic tags (exit $lint)"
 
 $keep || rm -rf "$scratch"
 say "$(basename "$deb") in $out ($(( $(date +%s) - start )) s)"

@@ -60,6 +60,8 @@ trap cleanup EXIT
 
 cp conf/execguard.conf "$etc/execguard.conf"
 mkdir "$etc/execguard.d"
+# What the package turns on (/usr/lib/execguard.d), as on an installed system.
+cp conf/vendor/10-recovery.conf "$etc/execguard.d/"
 cat > "$etc/execguard.d/50-demo.conf" <<'CONF'
 # The demo service: protect everything that runs in web.service.
 [Rule demo-web]
@@ -69,7 +71,7 @@ CONF
 chmod -R go-w "$etc"
 mkdir -p "$slice/web.service" "$slice/batch.service"
 
-echo "== execguardd $(git describe --always --dirty 2>/dev/null || echo) with conf/execguard.conf + 50-demo.conf; cgroup2 at $cg2"
+echo "== execguardd $(git describe --always --dirty 2>/dev/null || echo) with conf/execguard.conf + 10-recovery.conf + 50-demo.conf; cgroup2 at $cg2"
 "$build/daemon/execguardd" --config="$etc/execguard.conf" --log-target=stderr &
 daemon=$!
 sleep 1

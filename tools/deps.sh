@@ -5,12 +5,15 @@
 set -eu
 
 build_pkgs=(meson ninja-build pkg-config gcc libc6-dev libsystemd-dev libmount-dev libinih-dev
-	libjson-c-dev python3 util-linux procps scdoc)
+	libjson-c-dev python3 util-linux procps scdoc groff-base bsdextrautils)
 # prometheus (promtool), prometheus-node-exporter and curl: host-bus-metrics
 # (under systemd, apt starts their services; the test uses its own port).
-# python3-yaml: k8s-manifest (deploy/kubernetes/).
+# python3-yaml: k8s-manifest (deploy/kubernetes/). zsh and bash-completion:
+# the completion test (bash-completion's .pc says where meson installs the
+# bash completions). jq: host-doc-commands runs execguardctl(1)'s example
+# with it.
 test_pkgs=(clang llvm libclang-rt-14-dev dbus-daemon e2fsprogs valgrind strace
-	prometheus prometheus-node-exporter curl python3-yaml)
+	prometheus prometheus-node-exporter curl python3-yaml zsh bash-completion jq)
 # The kernel series' base: exactly this version of the source (see kernel/build.sh)
 kernel_source=linux-source-6.12=$(cat "$(dirname "$0")/../kernel/base-version")
 kernel_pkgs=("$kernel_source" flex bison libelf-dev libssl-dev bc cpio dwarves make

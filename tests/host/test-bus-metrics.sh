@@ -71,6 +71,7 @@ pass "text faults: the kernel's counter for A, the estimate for B ($b_tf of 21 m
 # the metrics bound them; the per-unit figures of a sleeping process do
 # not move.
 mkdir -p "$T/textfile"
+t_before=$(date +%s)
 ctl --json status > "$T/before.json" || fail "status --json failed"
 ctl metrics --output="$T/textfile/execguard.prom" --cgroup-root="$T/cgroot" || fail "metrics --output failed"
 ctl --json status > "$T/after.json" || fail "status --json failed"
@@ -95,14 +96,15 @@ promtool check metrics < "$T/stdout.prom" > "$T/promtool.out" 2>&1 ||
 	fail "promtool check metrics (stdout): $(cat "$T/promtool.out")"
 pass "promtool check metrics accepts it"
 
-# The README's example alert rules load, and name families the formatter
-# has (breaches are left out here: no kernel patch on the host).
-sed -n '/^```yaml$/,/^```$/p' "$SRC/README.md" | grep -v '^```' > "$T/rules.yml"
-promtool check rules "$T/rules.yml" > "$T/promtool.out" 2>&1 || fail "README's alert rules: $(cat "$T/promtool.out")"
+# The example alert rules (docs/metrics.md) load, and name families the
+# formatter has (breaches are left out here: no kernel patch on the host).
+sed -n '/^```yaml$/,/^```$/p' "$SRC/docs/metrics.md" | grep -v '^```' > "$T/rules.yml"
+[ -s "$T/rules.yml" ] || fail "no alert rules in docs/metrics.md"
+promtool check rules "$T/rules.yml" > "$T/promtool.out" 2>&1 || fail "docs/metrics.md's alert rules: $(cat "$T/promtool.out")"
 for m in $(grep -oE 'execguard_[a-z_]+' "$T/rules.yml" | sort -u); do
-	grep -qF "\"$m\"" "$SRC/daemon/metrics.c" || fail "README's rules use $m, which metrics does not write"
+	grep -qF "\"$m\"" "$SRC/daemon/metrics.c" || fail "docs/metrics.md's rules use $m, which metrics does not write"
 done
-pass "the README's alert rules load and use the formatter's families"
+pass "the alert rules of docs/metrics.md load and use the formatter's families"
 
 # node_exporter on a free port, with only the textfile collector.
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -118,10 +120,11 @@ grep -q '^node_textfile_scrape_error 0$' "$T/served.prom" ||
 grep '^execguard_' "$T/served.prom" | head -n 30
 pass "node_exporter serves the textfile"
 
-python3 - "$T/before.json" "$T/after.json" "$T/served.prom" "$T/textfile/execguard.prom" "$A" <<'PY' || fail "served metrics disagree with status --json"
-import json, re, sys
+python3 - "$T/before.json" "$T/after.json" "$T/served.prom" "$T/textfile/execguard.prom" "$A" "$t_before" <<'PY' || fail "served metrics disagree with status --json"
+import json, re, sys, time
 before, after = (json.load(open(p)) for p in sys.argv[1:3])
 unit = sys.argv[5]
+t_before = float(sys.argv[6])
 
 def parse(path):
     out, types = {}, {}
@@ -139,8 +142,10 @@ def parse(path):
 
 served, types = parse(sys.argv[3])
 written, _ = parse(sys.argv[4])
-# node_exporter sorts the labels and reformats the numbers: compare parsed.
-key = lambda ss: sorted((sorted(l.items()), v) for l, v in ss)
+# node_exporter sorts the labels and reformats the numbers (le="1e-05"
+# for our 0.00001): compare parsed.
+norm = lambda l: sorted((k, float(v) if k == 'le' else v) for k, v in l.items())
+key = lambda ss: sorted((norm(l), v) for l, v in ss)
 for name, samples in written.items():
     assert key(served.get(name, [])) == key(samples), (name, served.get(name), samples)
 
@@ -157,6 +162,21 @@ for key, name in [('exec_events', 'execguard_exec_events_total'), ('exit_events'
 assert before['exec_events'] > 0
 assert one('execguard_info', version=before['version'], backend='kernel') == 1
 assert types['execguard_cpu_seconds_total'] == 'counter' and one('execguard_cpu_seconds_total') >= 0
+assert one('execguard_up') == 1
+assert t_before - 1 <= one('execguard_last_success_timestamp_seconds') <= time.time() + 1
+
+# Exec to decision: a histogram, cumulative buckets ending in +Inf, its
+# count between the daemon's own before and after the metrics.
+h = 'execguard_exec_decision_latency_seconds'
+assert types[h] == 'histogram', types.get(h)
+buckets = sorted(((float(l['le']), v) for l, v in served[h + '_bucket']), key=lambda b: b[0])
+assert buckets[-1][0] == float('inf') and len(buckets) == 20, buckets
+assert all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:])), buckets
+assert one(h + '_count') == buckets[-1][1] and one(h + '_sum') >= 0
+inf = lambda s: s['latency_buckets'][-1]['count']
+assert before['latency_buckets'][-1]['le_usec'] is None
+assert inf(before) <= buckets[-1][1] <= inf(after), (inf(before), buckets[-1][1], inf(after))
+assert inf(after) > 0, 'no exec decided while the test ran'
 
 units = {u['unit']: u for u in after['units']}
 assert {u['unit'] for u in before['units']} == set(units), 'units changed between the reads'
@@ -196,6 +216,18 @@ pass "served values agree with status --json"
 kill_own "$NODE_PID"
 wait "$NODE_PID" 2>/dev/null
 stop_daemon || fail "daemon exit status $?"
-ctl metrics > /dev/null 2>&1
+ctl metrics > "$T/down.prom" 2> /dev/null
 [ $? = 3 ] || fail "metrics without the daemon: want exit 3"
-pass "metrics without the daemon: exit 3"
+# The file the timer writes: replaced, not left with the old figures.
+last=$(sed -n 's/^execguard_last_success_timestamp_seconds //p' "$T/textfile/execguard.prom")
+ctl metrics --output="$T/textfile/execguard.prom" 2> /dev/null
+[ $? = 3 ] || fail "metrics --output without the daemon: want exit 3"
+grep -qx 'execguard_up 0' "$T/textfile/execguard.prom" || fail "no execguard_up 0: $(cat "$T/textfile/execguard.prom")"
+grep -qx "execguard_last_success_timestamp_seconds $last" "$T/textfile/execguard.prom" ||
+	fail "last success $last not kept: $(cat "$T/textfile/execguard.prom")"
+[ -z "$(grep -v '^#' "$T/textfile/execguard.prom" | grep -v '^execguard_up \|^execguard_last_success_')" ] ||
+	fail "old figures left in the file: $(cat "$T/textfile/execguard.prom")"
+grep -qx 'execguard_up 0' "$T/down.prom" || fail "metrics to stdout without the daemon: $(cat "$T/down.prom")"
+promtool check metrics < "$T/textfile/execguard.prom" > "$T/promtool.out" 2>&1 ||
+	fail "promtool check metrics (down): $(cat "$T/promtool.out")"
+pass "metrics without the daemon: exit 3, execguard_up 0, the last success kept, no old figures"

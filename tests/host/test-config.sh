@@ -59,3 +59,22 @@ grep -q "policy OK: 0 rules from 1 file, Backend=auto" "$T/out" || fail "check o
 "$EXECGUARDD" -c "$(dirname "$0")/../../conf/execguard.conf" --check-config > "$T/out" 2>&1 ||
 	fail "conf/execguard.conf: $(cat "$T/out")"
 pass "good and shipped configs accepted"
+
+# Without cgroup2 (a private mount namespace with every cgroup2 mount
+# taken away): one clear error and exit 6 (systemd's NOTCONFIGURED), the
+# status execguardd.service does not restart on.
+if [ "$(id -u)" = 0 ] && command -v unshare > /dev/null; then
+	printf '[Daemon]\nBackend=none\n' > "$conf"
+	unshare -m --propagation private sh -c '
+		for m in $(findmnt -n -t cgroup2 -o TARGET | sort -r); do umount -l "$m" || exit 99; done
+		[ -z "$(findmnt -n -t cgroup2)" ] || exit 99
+		exec "$0" -c "$1" --log-target=stderr' "$EXECGUARDD" "$conf" > "$T/out" 2>&1
+	rc=$?
+	[ $rc != 99 ] || fail "could not unmount cgroup2 in a private mount namespace"
+	[ $rc = 6 ] || fail "without cgroup2: exit $rc, want 6: $(cat "$T/out")"
+	[ "$(wc -l < "$T/out")" = 1 ] && grep -q "no cgroup2 file system is mounted" "$T/out" ||
+		fail "without cgroup2, want one error line: $(cat "$T/out")"
+	unit=$(dirname "$0")/../../units/execguardd.service.in
+	grep -qx 'RestartPreventExitStatus=6' "$unit" || fail "execguardd.service restarts on exit 6"
+	pass "without cgroup2: one error, exit 6, no restart"
+fi

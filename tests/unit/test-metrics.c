@@ -12,6 +12,7 @@
 #include "util.h"
 
 static const struct metrics_daemon daemon0 = {
+	.up = true, .last_success = 1765000000.25,
 	.version = "1.0", .backend = "kernel", .processes_protected = 2,
 	.exec_events = 10, .exit_events = 3, .decisions = 9, .overflows = 1, .rescans = 2,
 	.backend_errors = 0,
@@ -70,11 +71,13 @@ static void test_names(void)
 		if (streq(type, "counter"))
 			CHECK(strlen(name) > 6 && streq(name + strlen(name) - 6, "_total"));
 		else
-			CHECK(streq(type, "gauge") && !strstr(name, "_total"));
+			CHECK((streq(type, "gauge") || streq(type, "histogram")) && !strstr(name, "_total"));
 	}
 	CHECK(strstr(seen, " execguard_exec_events_total "));
 	CHECK(strstr(seen, " execguard_unit_major_faults_total "));
 	CHECK(strstr(seen, " execguard_unit_breaches_total "));
+	CHECK(strstr(seen, " execguard_up "));
+	CHECK(strstr(seen, " execguard_last_success_timestamp_seconds "));
 	CHECK(!strstr(seen, "resident"));
 	CHECK(!strstr(seen, "locked"));
 	CHECK(!strstr(seen, "bound"));
@@ -97,24 +100,48 @@ static void test_golden(void)
 	};
 	_cleanup_free_ char *out = NULL;
 
+	struct latency_histogram h = { 0 };
+	struct latency_bucket b[LATENCY_EXPORT_BUCKETS];
+
+	latency_add(&h, 120);
+	latency_add(&h, 900);
+	latency_add(&h, 2000);
+	latency_export(&h, b);
 	d.has_cpu = true;
 	d.cpu_seconds = 1.5;
-	d.has_latency = true;
-	d.latency_p50_usec = 120;
-	d.latency_p99_usec = 900;
-	d.latency_max_usec = 2000;
+	d.latency = b;
+	d.n_latency = ELEMENTSOF(b);
+	d.latency_sum_usec = h.sum_us;
 	out = format(&d, u, ELEMENTSOF(u));
+	CHECK(out && strstr(out,
+		"# HELP execguard_up 1 when execguardctl read execguardd's figures, 0 when it could not (then no other figure is given).\n"
+		"# TYPE execguard_up gauge\n"
+		"execguard_up 1\n"
+		"# HELP execguard_last_success_timestamp_seconds Unix time of the last reading of execguardd's figures (kept while the daemon cannot be read).\n"
+		"# TYPE execguard_last_success_timestamp_seconds gauge\n"
+		"execguard_last_success_timestamp_seconds 1765000000.250\n"));
 	CHECK(out && strstr(out,
 		"# HELP execguard_exec_events_total Exec events read from the proc connector.\n"
 		"# TYPE execguard_exec_events_total counter\n"
 		"execguard_exec_events_total 10\n"));
 	CHECK(out && strstr(out,
 		"execguard_cpu_seconds_total 1.50\n"
-		"# HELP execguard_exec_decision_latency_seconds Exec to decision latency over the daemon's recent samples (stat: p50, p99, max).\n"
-		"# TYPE execguard_exec_decision_latency_seconds gauge\n"
-		"execguard_exec_decision_latency_seconds{stat=\"p50\"} 0.000120\n"
-		"execguard_exec_decision_latency_seconds{stat=\"p99\"} 0.000900\n"
-		"execguard_exec_decision_latency_seconds{stat=\"max\"} 0.002000\n"));
+		"# HELP execguard_exec_decision_latency_seconds Exec to decision latency since execguardd started.\n"
+		"# TYPE execguard_exec_decision_latency_seconds histogram\n"
+		"execguard_exec_decision_latency_seconds_bucket{le=\"0.00001\"} 0\n"
+		"execguard_exec_decision_latency_seconds_bucket{le=\"0.000025\"} 0\n"
+		"execguard_exec_decision_latency_seconds_bucket{le=\"0.00005\"} 0\n"
+		"execguard_exec_decision_latency_seconds_bucket{le=\"0.0001\"} 0\n"
+		"execguard_exec_decision_latency_seconds_bucket{le=\"0.00025\"} 1\n"
+		"execguard_exec_decision_latency_seconds_bucket{le=\"0.0005\"} 1\n"
+		"execguard_exec_decision_latency_seconds_bucket{le=\"0.001\"} 2\n"
+		"execguard_exec_decision_latency_seconds_bucket{le=\"0.0025\"} 3\n"));
+	CHECK(out && strstr(out,
+		"execguard_exec_decision_latency_seconds_bucket{le=\"5\"} 3\n"
+		"execguard_exec_decision_latency_seconds_bucket{le=\"10\"} 3\n"
+		"execguard_exec_decision_latency_seconds_bucket{le=\"+Inf\"} 3\n"
+		"execguard_exec_decision_latency_seconds_sum 0.003020\n"
+		"execguard_exec_decision_latency_seconds_count 3\n"));
 	CHECK(out && strstr(out,
 		"execguard_unit_protected{unit=\"a.service\",reason=\"policy\",source=\"web\"} 1\n"
 		"execguard_unit_protected{unit=\"b.service\",reason=\"drop-in\",source=\"/etc/systemd/system/b.service\"} 0\n"
@@ -177,6 +204,39 @@ static void test_write(void)
 	CHECK_EQ_INT(rmdir(dir), 0); /* no temporary file left behind */
 }
 
+/* The daemon could not be read: execguard_up 0 and the last success an
+ * earlier run wrote, nothing else (no figure of an earlier run stays). */
+static void test_down(void)
+{
+	struct metrics_daemon d = { .up = false };
+	struct metrics_unit u = { .unit = "a.service", .reason = "policy", .source = "web", .processes = 1 };
+	_cleanup_free_ char *before = format(&daemon0, &u, 1);
+	_cleanup_free_ char *never = format(&d, NULL, 0);
+	_cleanup_free_ char *down = NULL;
+	double t = 0;
+
+	CHECK(before && metrics_last_success(before, strlen(before), &t) == 0);
+	CHECK(t == 1765000000.25);
+	d.last_success = t;
+	down = format(&d, &u, 1);
+	CHECK_STREQ(down,
+		    "# HELP execguard_up 1 when execguardctl read execguardd's figures, 0 when it could not (then no other figure is given).\n"
+		    "# TYPE execguard_up gauge\n"
+		    "execguard_up 0\n"
+		    "# HELP execguard_last_success_timestamp_seconds Unix time of the last reading of execguardd's figures (kept while the daemon cannot be read).\n"
+		    "# TYPE execguard_last_success_timestamp_seconds gauge\n"
+		    "execguard_last_success_timestamp_seconds 1765000000.250\n");
+	/* Down again: the same time carried on. */
+	CHECK(down && metrics_last_success(down, strlen(down), &t) == 0 && t == 1765000000.25);
+	CHECK_STREQ(never,
+		    "# HELP execguard_up 1 when execguardctl read execguardd's figures, 0 when it could not (then no other figure is given).\n"
+		    "# TYPE execguard_up gauge\n"
+		    "execguard_up 0\n");
+	CHECK(never && metrics_last_success(never, strlen(never), &t) == -ENOENT);
+	CHECK(metrics_last_success("x_execguard_last_success_timestamp_seconds 5\n", 44, &t) == -ENOENT);
+	CHECK(metrics_last_success("execguard_last_success_timestamp_seconds nope\n", 46, &t) == -ENOENT);
+}
+
 /* A unit that is a container of a pod: Kubernetes' label names on every
  * per-unit sample, each escaped; none on a plain unit. */
 static void test_container_labels(void)
@@ -212,4 +272,4 @@ static void test_container_labels(void)
 	CHECK(strstr(out, "execguard_unit_text_major_faults_total{unit=\"crio-3f2a.scope\",namespace=\"shop\",pod=\"web-0\",pod_uid=\"8c1e\",container=\"ng\\\"inx\",method=\"kernel\"} 5\n"));
 }
 
-TEST_MAIN(test_escape, test_names, test_golden, test_text_faults, test_write, test_container_labels)
+TEST_MAIN(test_escape, test_names, test_golden, test_text_faults, test_down, test_write, test_container_labels)

@@ -376,7 +376,7 @@ static void test_load_files(void)
 	write_file(f, "garbage", 0644);
 
 	policy_init(&p);
-	CHECK_EQ_INT(policy_load(&p, main_file, dropins, false), 0);
+	CHECK_EQ_INT(policy_load(&p, main_file, (const char *[]){ dropins, NULL }, false), 0);
 	CHECK_EQ_INT(p.n_files, 3);
 	CHECK_EQ_INT(p.n_rules, 3);
 	/* Lexical order: 10-a before 20-b, so b's "no" wins. */
@@ -394,7 +394,7 @@ static void test_load_files(void)
 	snprintf(f, sizeof(f), "%s/30-open.conf", dropins);
 	write_file(f, "[Rule c]\nProtect=yes\n", 0666);
 	policy_init(&p);
-	CHECK_EQ_INT(policy_load(&p, main_file, dropins, false), -EINVAL);
+	CHECK_EQ_INT(policy_load(&p, main_file, (const char *[]){ dropins, NULL }, false), -EINVAL);
 	CHECK(has_error(&p, 0, "writable by group or others"));
 	CHECK(p.n_errors == 1 && strstr(p.errors[0].file, "30-open.conf"));
 	policy_done(&p);
@@ -410,6 +410,329 @@ static void test_load_files(void)
 
 	snprintf(f, sizeof(f), "rm -rf %s", dir);
 	CHECK(system(f) == 0);
+}
+
+static bool has_warning(const struct policy *p, const char *file_end, unsigned line, const char *needle)
+{
+	for (size_t i = 0; i < p->n_warnings; i++) {
+		const struct policy_error *w = &p->warnings[i];
+		size_t fl = strlen(w->file), el = strlen(file_end);
+
+		if (w->line == line && strstr(w->message, needle) && fl >= el && streq(w->file + fl - el, file_end))
+			return true;
+	}
+	for (size_t i = 0; i < p->n_warnings; i++)
+		fprintf(stderr, "  have warning %s:%u: %s\n", p->warnings[i].file, p->warnings[i].line,
+			p->warnings[i].message);
+	return false;
+}
+
+/* Drop-ins as systemd reads its own: /etc, /run, /usr/lib (here three
+ * directories of a test), all files by name, a name in an earlier
+ * directory masking the same name in later ones, by an empty file or a
+ * link to /dev/null; other links followed and their targets judged. */
+static void test_dropin_dirs(void)
+{
+	char dir[] = "/tmp/execguard-dirs-XXXXXX", etc[300], run[300], lib[300], f[400], g[400], main_file[300];
+	struct policy p;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(etc, sizeof(etc), "%s/etc", dir);
+	snprintf(run, sizeof(run), "%s/run", dir);
+	snprintf(lib, sizeof(lib), "%s/lib", dir);
+	snprintf(main_file, sizeof(main_file), "%s/execguard.conf", dir);
+	CHECK(mkdir(etc, 0755) == 0 && mkdir(run, 0755) == 0 && mkdir(lib, 0755) == 0);
+	write_file(main_file, "# only comments: the defaults\n#[Daemon]\n#Backend=auto\n", 0644);
+	/* vendor: 10-vendor and 50-masked-empty, 60-masked-null, 70-shadowed */
+	snprintf(f, sizeof(f), "%s/10-vendor.conf", lib);
+	write_file(f, "[Rule vendor]\nMatchUnit=v.service\nProtect=yes\n", 0644);
+	snprintf(f, sizeof(f), "%s/50-masked-empty.conf", lib);
+	write_file(f, "[Rule masked-empty]\nMatchUnit=m.service\nProtect=yes\n", 0644);
+	snprintf(f, sizeof(f), "%s/60-masked-null.conf", lib);
+	write_file(f, "[Rule masked-null]\nMatchUnit=n.service\nProtect=yes\n", 0644);
+	snprintf(f, sizeof(f), "%s/70-shadowed.conf", lib);
+	write_file(f, "[Rule lib-70]\nMatchUnit=s.service\nProtect=yes\n", 0644);
+	/* runtime: 20-run and 70-shadowed (wins over lib's) */
+	snprintf(f, sizeof(f), "%s/20-run.conf", run);
+	write_file(f, "[Rule run]\nMatchUnit=r.service\nProtect=yes\n", 0644);
+	snprintf(f, sizeof(f), "%s/70-shadowed.conf", run);
+	write_file(f, "[Rule run-70]\nMatchUnit=s.service\nProtect=no\n", 0644);
+	/* admin: masks with an empty file and a link to /dev/null; 15-linked
+	 * is a link to a file elsewhere; 99-empty masks nothing */
+	snprintf(f, sizeof(f), "%s/50-masked-empty.conf", etc);
+	write_file(f, "", 0644);
+	snprintf(f, sizeof(f), "%s/60-masked-null.conf", etc);
+	CHECK(symlink("/dev/null", f) == 0);
+	snprintf(g, sizeof(g), "%s/linked-target", dir);
+	write_file(g, "[Rule linked]\nMatchUnit=l.service\nProtect=yes\n", 0644);
+	snprintf(f, sizeof(f), "%s/15-linked.conf", etc);
+	CHECK(symlink(g, f) == 0);
+	snprintf(f, sizeof(f), "%s/99-empty.conf", etc);
+	write_file(f, "\n  \n", 0644);
+
+	policy_init(&p);
+	CHECK_EQ_INT(policy_load(&p, main_file, (const char *[]){ etc, run, lib, NULL }, false), 0);
+	/* by name: 10-vendor (lib), 15-linked (etc), 20-run (run), 70 from run */
+	CHECK_EQ_INT(p.n_rules, 4);
+	if (p.n_rules == 4) {
+		CHECK_STREQ(p.rules[0].name, "vendor");
+		CHECK_STREQ(p.rules[1].name, "linked");
+		CHECK_STREQ(p.rules[2].name, "run");
+		CHECK_STREQ(p.rules[3].name, "run-70");
+	}
+	/* masked: the lib files of 50, 60 and 70 */
+	CHECK_EQ_INT(p.n_masked, 3);
+	for (size_t i = 0; i < p.n_masked; i++)
+		CHECK(strstr(p.masked[i], "/lib/") != NULL);
+	/* The empty file that masks is not a mistake; the one that masks
+	 * nothing is; comments only (the main file) are the defaults. */
+	CHECK_EQ_INT(p.n_warnings, 1);
+	CHECK(has_warning(&p, "/etc/99-empty.conf", 0, "empty file"));
+	policy_done(&p);
+
+	/* A link's target is judged: one others can write is refused. */
+	CHECK(chmod(g, 0666) == 0);
+	policy_init(&p);
+	CHECK_EQ_INT(policy_load(&p, main_file, (const char *[]){ etc, run, lib, NULL }, false), -EINVAL);
+	CHECK(has_error(&p, 0, "writable by group or others"));
+	policy_done(&p);
+
+	snprintf(f, sizeof(f), "rm -rf %s", dir);
+	CHECK(system(f) == 0);
+}
+
+/* policy_paths_init: the defaults, or a given file with its own .d only,
+ * which must exist. */
+static void test_paths(void)
+{
+	struct policy_paths pp;
+	static const char *const defaults[] = { DEFAULT_DROPIN_DIRS };
+
+	CHECK_EQ_INT(policy_paths_init(&pp, NULL), 0);
+	CHECK_STREQ(pp.main, DEFAULT_CONFIG);
+	CHECK(!pp.given);
+	for (size_t i = 0; i < ELEMENTSOF(defaults); i++)
+		CHECK_STREQ(pp.dirs[i], defaults[i]);
+	CHECK(pp.dirs[ELEMENTSOF(defaults)] == NULL);
+	CHECK(strstr(pp.dirs[0], "/etc/") && streq(pp.dirs[1], "/run/execguard.d") && strstr(pp.dirs[2], "/lib/execguard.d"));
+	policy_paths_done(&pp);
+
+	CHECK_EQ_INT(policy_paths_init(&pp, "/x/my.conf"), 0);
+	CHECK(pp.given);
+	CHECK_STREQ(pp.dirs[0], "/x/my.d");
+	CHECK(pp.dirs[1] == NULL);
+	policy_paths_done(&pp);
+	CHECK_EQ_INT(policy_paths_init(&pp, "/x/policy"), 0);
+	CHECK_STREQ(pp.dirs[0], "/x/policy.d");
+	policy_paths_done(&pp);
+}
+
+/* Comments after a value, as inih allows them: '#' or ';' after a blank.
+ * The example policy of docs/policy.md (the README's before), as printed. */
+static void test_inline_comments(void)
+{
+	struct policy p;
+
+	CHECK_EQ_INT(parse(&p, "[Daemon]\n"
+			       "Backend=auto            # auto | kernel | lock | none\n"
+			       "\n"
+			       "[Rule web]              # a rule applies when all its Match keys match;\n"
+			       "MatchUnit=nginx.service *.web.service     # globs, space separated\n"
+			       "MatchCgroup=/system.slice/* ; cgroup2 paths\n"
+			       "MatchExe=/opt/a#b/* /opt/c;d\n"
+			       "Protect=yes\t# tab before the comment\n"), 0);
+	CHECK_EQ_INT(p.daemon.backend, BACKEND_AUTO);
+	CHECK_EQ_INT(p.n_rules, 1);
+	CHECK_STREQ(p.rules[0].name, "web");
+	CHECK_STREQ(p.rules[0].match_unit[0], "nginx.service");
+	CHECK_STREQ(p.rules[0].match_unit[1], "*.web.service");
+	CHECK(p.rules[0].match_unit[2] == NULL);
+	CHECK_STREQ(p.rules[0].match_cgroup[0], "/system.slice/*");
+	CHECK(p.rules[0].match_cgroup[1] == NULL);
+	/* Without a blank before it, '#' and ';' belong to the pattern. */
+	CHECK_STREQ(p.rules[0].match_exe[0], "/opt/a#b/*");
+	CHECK_STREQ(p.rules[0].match_exe[1], "/opt/c;d");
+	CHECK_EQ_INT(p.rules[0].settings.protect, 1);
+	policy_done(&p);
+
+	/* Text after a section header that is not a comment. */
+	CHECK_EQ_INT(parse(&p, "[Daemon] Backend=lock\n"), 1);
+	CHECK(has_error(&p, 1, "text after ']'"));
+	policy_done(&p);
+	CHECK_EQ_INT(parse(&p, "[Daemon]# no blank: not a comment\n"), 1);
+	CHECK(has_error(&p, 1, "text after ']'"));
+	policy_done(&p);
+}
+
+/* A policy is text: bytes that are not UTF-8 are refused with file:line,
+ * a byte order mark at the start is skipped (as systemd skips it). */
+static void test_encoding(void)
+{
+	struct policy p;
+	struct rule_settings s = { .protect = -1 };
+	const char *text;
+
+	CHECK_EQ_INT(parse(&p, "[Rule caf\xe9]\nProtect=yes\n"), 1);
+	CHECK(has_error(&p, 1, "not valid UTF-8 (byte \\xe9 at column 10)"));
+	policy_done(&p);
+	CHECK_EQ_INT(parse(&p, "[Rule a]\nMatchExe=/usr/bin/caf\xc3\n"), 1);
+	CHECK(has_error(&p, 2, "not valid UTF-8 (byte \\xc3 at column 22)"));
+	policy_done(&p);
+	/* Valid multi-byte UTF-8 is fine; overlong forms are not. */
+	CHECK_EQ_INT(parse(&p, "[Rule a]\nMatchExe=/usr/bin/caf\xc3\xa9\n"), 0);
+	policy_done(&p);
+	CHECK_EQ_INT(parse(&p, "[Rule a]\nMatchExe=/\xc0\xaf\n"), 1);
+	policy_done(&p);
+	/* In a comment, whatever the bytes. */
+	CHECK_EQ_INT(parse(&p, "# caf\xe9\n[Daemon]\nBackend=none # caf\xe9\n"), 0);
+	policy_done(&p);
+
+	CHECK_EQ_INT(parse(&p, "\xef\xbb\xbf" "[Daemon]\nBackend=lock\n"), 0);
+	CHECK_EQ_INT(p.daemon.backend, BACKEND_LOCK);
+	policy_done(&p);
+	/* Only at the start. */
+	CHECK_EQ_INT(parse(&p, "[Daemon]\n\xef\xbb\xbf" "Backend=lock\n"), 1);
+	CHECK(has_error(&p, 2, "byte order mark (U+FEFF) at column 1"));
+	policy_done(&p);
+	/* Two (files concatenated), and in a name, where it would never match. */
+	CHECK_EQ_INT(parse(&p, "\xef\xbb\xbf\xef\xbb\xbf" "[Daemon]\nBackend=lock\n"), 1);
+	CHECK(has_error(&p, 1, "byte order mark (U+FEFF) at column 1"));
+	policy_done(&p);
+	CHECK_EQ_INT(parse(&p, "[Rule a]\nMatchUnit=a.service\xef\xbb\xbf\n"), 1);
+	CHECK(has_error(&p, 2, "byte order mark (U+FEFF) at column 20"));
+	policy_done(&p);
+	/* Units' sections too. */
+	policy_init(&p);
+	text = "\xef\xbb\xbf[X-ExecGuard]\nProtect=yes # here\n";
+	CHECK_EQ_INT(policy_parse_unit_buffer(&s, &p, "u.conf", text, strlen(text)), 0);
+	CHECK_EQ_INT(s.protect, 1);
+	/* systemd's sections are systemd's business. */
+	text = "[Service]\nX=caf\xe9\n[X-ExecGuard]\nProtect=caf\xe9\n";
+	CHECK_EQ_INT(policy_parse_unit_buffer(&s, &p, "u.conf", text, strlen(text)), 1);
+	CHECK(has_error(&p, 4, "not valid UTF-8"));
+	/* Our section's header is ours to check; systemd's are not. */
+	text = "[Service] x\n[X-ExecGuard] Protect=yes\n";
+	CHECK_EQ_INT(policy_parse_unit_buffer(&s, &p, "u.conf", text, strlen(text)), 1);
+	CHECK(has_error(&p, 2, "text after ']'"));
+	policy_done(&p);
+}
+
+/* Accepted but said: a rule without a Match key applies to everything. */
+static void test_warnings(void)
+{
+	struct policy p;
+
+	CHECK_EQ_INT(parse(&p, "[Rule everything]\nProtect=yes\n[Rule some]\nMatchUnit=a.service\nProtect=yes\n"
+			       "[Rule emptied]\nMatchUnit=\nProtect=no\n"), 0);
+	CHECK_EQ_INT(p.n_warnings, 2);
+	CHECK(has_warning(&p, "test.conf", 1, "[Rule everything] has no MatchUnit=, MatchCgroup= or MatchExe="));
+	CHECK(has_warning(&p, "test.conf", 6, "[Rule emptied] has no"));
+	policy_done(&p);
+}
+
+/* The shipped /etc/execguard.conf sets nothing: every [Daemon] key is in
+ * it, commented out at its default, and so is an example rule. With the
+ * settings uncommented it parses to the defaults; the vendor drop-in
+ * (conf/vendor) is what the package turns on. */
+static void test_shipped_conffile(void)
+{
+	const char *root = getenv("EXECGUARD_SOURCE_ROOT");
+	const struct policy_key_info *k;
+	_cleanup_free_ char *buf = NULL;
+	char path[4096], *text, *o;
+	struct policy p, defaults;
+	size_t len, n = policy_keys(&k);
+	bool in_daemon = false;
+	int fd;
+
+	CHECK(root != NULL);
+	if (!root)
+		return;
+	snprintf(path, sizeof(path), "%s/conf/execguard.conf", root);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0 && read_fd(fd, 1 << 20, &buf, &len) == 0);
+	if (fd >= 0)
+		close(fd);
+	if (!buf)
+		return;
+	/* As shipped: no section, no key, no warning. */
+	CHECK_EQ_INT(parse(&p, buf), 0);
+	CHECK_EQ_INT(p.n_rules, 0);
+	CHECK_EQ_INT(p.n_warnings, 0);
+	policy_done(&p);
+	for (size_t i = 0; i < n; i++) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "\n#%s=", k[i].key);
+		if (streq(k[i].section, "Daemon") && !strstr(buf, want))
+			fprintf(stderr, "  conf/execguard.conf lacks #%s=\n", k[i].key);
+		CHECK(!streq(k[i].section, "Daemon") || strstr(buf, want));
+	}
+	/* Uncomment "#[Daemon]" and the "#Key=" lines after it, up to the
+	 * example rule. */
+	text = o = calloc(1, len + 1);
+	CHECK(text != NULL);
+	if (!text)
+		return;
+	for (const char *l = buf; l < buf + len;) {
+		const char *nl = memchr(l, '\n', (size_t)(buf + len - l));
+		size_t ll = nl ? (size_t)(nl - l + 1) : (size_t)(buf + len - l);
+
+		if (ll >= 7 && !strncmp(l, "#[Rule ", 7))
+			in_daemon = false;
+		if (ll >= 9 && !strncmp(l, "#[Daemon]", 9))
+			in_daemon = true;
+		if (in_daemon && l[0] == '#' && (l[1] == '[' || (l[1] >= 'A' && l[1] <= 'Z' && memchr(l, '=', ll)))) {
+			l++;
+			ll--;
+		}
+		memcpy(o, l, ll);
+		o += ll;
+		l += ll;
+	}
+	CHECK_EQ_INT(parse(&p, text), 0);
+	policy_init(&defaults);
+	CHECK(p.daemon.backend == defaults.daemon.backend);
+	CHECK(p.daemon.n_rescan_delays == defaults.daemon.n_rescan_delays);
+	CHECK(memcmp(p.daemon.rescan_delays_ms, defaults.daemon.rescan_delays_ms,
+		     defaults.daemon.n_rescan_delays * sizeof(unsigned)) == 0);
+	CHECK(p.daemon.receive_buffer == defaults.daemon.receive_buffer);
+	CHECK(p.daemon.exec_batch_ms == defaults.daemon.exec_batch_ms);
+	CHECK(p.daemon.lock_budget.percent == defaults.daemon.lock_budget.percent &&
+	      p.daemon.lock_budget.bytes == defaults.daemon.lock_budget.bytes);
+	CHECK(p.daemon.lock_recheck_sec == defaults.daemon.lock_recheck_sec);
+	CHECK(p.daemon.pressure_stall_ms == defaults.daemon.pressure_stall_ms);
+	CHECK(p.daemon.pressure_window_ms == defaults.daemon.pressure_window_ms);
+	CHECK(p.daemon.pressure_recover_sec == defaults.daemon.pressure_recover_sec);
+	CHECK(p.daemon.pressure_reserve.percent == defaults.daemon.pressure_reserve.percent &&
+	      p.daemon.pressure_reserve.bytes == defaults.daemon.pressure_reserve.bytes);
+	CHECK(p.daemon.prewarm_budget.percent == defaults.daemon.prewarm_budget.percent &&
+	      p.daemon.prewarm_budget.bytes == defaults.daemon.prewarm_budget.bytes);
+	CHECK(p.daemon.prewarm_record_sec == defaults.daemon.prewarm_record_sec);
+	CHECK(p.daemon.auto_fault_rate == defaults.daemon.auto_fault_rate);
+	CHECK(p.daemon.auto_pressure_some == defaults.daemon.auto_pressure_some);
+	CHECK(p.daemon.auto_window_sec == defaults.daemon.auto_window_sec);
+	CHECK(p.daemon.auto_interval_sec == defaults.daemon.auto_interval_sec);
+	CHECK(p.daemon.auto_calm_sec == defaults.daemon.auto_calm_sec);
+	CHECK(p.daemon.container_annotations == defaults.daemon.container_annotations);
+	CHECK(p.daemon.container_protect_max == defaults.daemon.container_protect_max);
+	policy_done(&defaults);
+	policy_done(&p);
+	free(text);
+
+	/* The vendor drop-in: one rule, valid, matching what it says. */
+	snprintf(path, sizeof(path), "%s/conf/vendor/10-recovery.conf", root);
+	policy_init(&p);
+	CHECK_EQ_INT(policy_load(&p, path, NULL, false), 0);
+	CHECK_EQ_INT(p.n_rules, 1);
+	CHECK_EQ_INT(p.n_warnings, 0);
+	{
+		struct policy_decision d = decide(&p, "ssh.service", "/system.slice/ssh.service", "/usr/sbin/sshd", NULL);
+
+		CHECK(d.protect);
+		CHECK_STREQ(d.protect_source, "recovery");
+	}
+	policy_done(&p);
 }
 
 /* systemd's escaped unit names match as written: backslash is literal. */
@@ -470,6 +793,7 @@ static void test_container_examples(void)
 	snprintf(path, sizeof(path), "%s/conf/examples/containers.conf", root);
 	policy_init(&p);
 	CHECK_EQ_INT(policy_load(&p, path, NULL, false), 0);
+	CHECK_EQ_INT(p.n_warnings, 0);
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
 		struct policy_decision d = decide(&p, cases[i].unit, cases[i].cgroup, "/usr/bin/x", NULL);
 		char *unit = NULL;
@@ -643,5 +967,5 @@ static void test_cgroup_level(void)
 }
 
 TEST_MAIN(test_protect_auto, test_cgroup_level, test_good, test_dependent_keys, test_errors, test_long_line_and_nul, test_precedence, test_unit_section,
-	  test_load_files, test_escaped_names, test_list_keys, test_container_examples,
-	  test_prewarm_keys)
+	  test_load_files, test_dropin_dirs, test_paths, test_inline_comments, test_encoding, test_warnings,
+	  test_shipped_conffile, test_escaped_names, test_list_keys, test_container_examples, test_prewarm_keys)

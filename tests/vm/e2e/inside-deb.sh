@@ -74,6 +74,16 @@ check "execguardd restarted by the upgrade (pid $pid0 -> $(main_pid))" restarted
 wait_for 20 value_is system.slice/eg-web.service max
 check "eg-web.service protected again after the restart" value_is system.slice/eg-web.service max
 
+# The metrics for node_exporter, as the timer writes them; removal must
+# not leave them to be served forever.
+prom=/var/lib/prometheus/node-exporter/execguard.prom
+mkdir -p "${prom%/*}"
+check "execguard-metrics.service writes $prom" systemctl start execguard-metrics.service
+check "execguard.prom: execguard_up 1" grep -qx 'execguard_up 1' "$prom"
+check "execguardctl --version is the package's ($new_version)" test "$(execguardctl --version)" = "execguardctl $new_version"
+check "execguardd --version is the package's" test "$(/usr/sbin/execguardd --version)" = "execguardd $new_version"
+check "execguard_info carries the package's version" grep -q "^execguard_info{version=\"$new_version\"" "$prom"
+
 # Purge: nothing of the package left, every protection it set cleared.
 files=$(dpkg -L execguard | while read -r f; do [ -f "$f" ] && echo "$f"; done)
 say "$(wc -l <<<"$files") files installed"
@@ -83,6 +93,7 @@ check "no file of the package left" test -z "$left"
 [ -z "$left" ] || sed 's/^/E2E:   /' <<<"$left"
 check "/etc/execguard.d removed" test ! -e /etc/execguard.d
 check "/run/execguard removed" test ! -e /run/execguard
+check "$prom removed (no stale metrics)" test ! -e "$prom"
 check "execguardd.service gone" sh -c '! systemctl cat execguardd > /dev/null 2>&1'
 check "eg-web.service's memory.exec_protect cleared" value_is system.slice/eg-web.service 0
 check "system.slice's memory.exec_protect cleared" value_is system.slice 0

@@ -129,16 +129,35 @@ systemctl daemon-reload
 wait_for 10 value_is system.slice/eg-web.service max
 check "ExecProtectLimit= removed: max again" value_is system.slice/eg-web.service max
 
-# A broken policy: reload is refused, the old one stays, the journal says why.
+# A broken policy: systemctl reload fails (ExecReload= checks it first),
+# the old policy stays, the journal says why.
 mkdir -p /etc/execguard.d
 printf '[Rule broken]\nProtect=sometimes\n' > /etc/execguard.d/99-broken.conf
-systemctl reload execguardd
+reload_rc=0
+systemctl reload execguardd 2> /tmp/reload.err || reload_rc=$?
+check "systemctl reload with a broken drop-in fails (exit $reload_rc)" test "$reload_rc" != 0
 bad_line_logged() { journalctl -u execguardd --no-pager | grep -q "/etc/execguard.d/99-broken.conf:2: invalid Protect=sometimes"; }
 wait_for 10 bad_line_logged
 check "execguardd still active after a bad reload" systemctl is-active --quiet execguardd
 check "journal names the bad line" bad_line_logged
 check "old policy still in force" test "$(value system.slice/eg-web.service)" = max
 rm /etc/execguard.d/99-broken.conf
+check "systemctl reload succeeds once it is fixed" systemctl reload execguardd
+
+# What the package turns on (/usr/lib/execguard.d/10-recovery.conf) and
+# masking it as execguard.conf(5) VENDOR DEFAULTS says.
+jd=system.slice/systemd-journald.service
+wait_for 10 value_is "$jd" max
+check "the vendor drop-in protects systemd-journald.service" value_is "$jd" max
+ln -s /dev/null /etc/execguard.d/10-recovery.conf
+check "systemctl reload with the vendor drop-in masked" systemctl reload execguardd
+wait_for 10 value_is "$jd" 0
+check "masked: systemd-journald.service no longer protected" value_is "$jd" 0
+check "execguardctl check-config names the masked file" sh -c 'execguardctl check-config | grep -qx "masked: /usr/lib/execguard.d/10-recovery.conf"'
+rm /etc/execguard.d/10-recovery.conf
+systemctl reload execguardd
+wait_for 10 value_is "$jd" max
+check "unmasked: systemd-journald.service protected again" value_is "$jd" max
 
 # Killed: systemd restarts it and the state comes back.
 old=$(systemctl show -p MainPID --value execguardd)
@@ -168,7 +187,7 @@ web_text_from_kernel() { [ "$(unit_field eg-web.service text_fault_source)" = ke
 check "status: eg-web.service's text faults come from the kernel" web_text_from_kernel
 check "execguard.prom: eg-web.service's text faults, method kernel" \
 	grep -q '^execguard_unit_text_major_faults_total{unit="eg-web.service",method="kernel"} [0-9][0-9]*$' "$prom"
-check "execguard-metrics.timer starts" systemctl start execguard-metrics.timer
+check "execguard-metrics.timer enabled and started" systemctl enable --now execguard-metrics.timer
 
 # Protect=auto in a unit's own section: watched (sampled for text faults
 # and PSI), not protected while it does not suffer; status says so.
@@ -211,5 +230,13 @@ check "stats: no exec event heard" bash -c 'grep -q "exec events 0," <<<"$0"' "$
 
 systemctl stop execguardd
 check "a clean stop clears what it set" test "$(value system.slice/eg-web.service)" = 0
+
+# The daemon stopped: the metrics service (as the timer runs it) replaces
+# the file with execguard_up 0 and no old figure, and does not fail.
+check "execguard-metrics.service succeeds with execguardd stopped" systemctl start execguard-metrics.service
+check "execguard.prom: execguard_up 0" grep -qx 'execguard_up 0' "$prom"
+check "execguard.prom: the last success kept" grep -q '^execguard_last_success_timestamp_seconds [0-9]' "$prom"
+check "execguard.prom: no figure of the stopped daemon left" sh -c "! grep -q '^execguard_unit_' $prom"
+systemctl stop execguard-metrics.timer
 
 finish

@@ -338,7 +338,9 @@ int autoprotect_decide(struct autoprotect *ap, uint64_t now_usec, double system_
 			ap->order[n_cand++] = u;
 	}
 
-	qsort(ap->order, n_cand, sizeof(ap->order[0]), cmp_candidates);
+	/* No candidates: order may still be NULL, which qsort() must not get. */
+	if (n_cand > 1)
+		qsort(ap->order, n_cand, sizeof(ap->order[0]), cmp_candidates);
 	left = ap->c.budget > used ? ap->c.budget - used : 0;
 	r = admit(ap, n_cand, left, now_usec, cost, userdata);
 	if (r < 0)

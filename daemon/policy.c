@@ -133,25 +133,22 @@ static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *ret)
 	return 0;
 }
 
-int policy_add_error(struct policy *p, const char *file, unsigned line, const char *fmt, ...)
+/* Appends a formatted message for FILE:LINE to a list of errors or warnings. */
+static int add_message(struct policy_error **list, size_t *n_list, const char *file, unsigned line,
+		       const char *fmt, va_list ap)
 {
 	struct policy_error *n;
-	va_list ap;
 	char *msg;
-	int r;
 
-	va_start(ap, fmt);
-	r = vasprintf(&msg, fmt, ap);
-	va_end(ap);
-	if (r < 0)
+	if (vasprintf(&msg, fmt, ap) < 0)
 		return -ENOMEM;
-	n = realloc(p->errors, (p->n_errors + 1) * sizeof(*n));
+	n = realloc(*list, (*n_list + 1) * sizeof(*n));
 	if (!n) {
 		free(msg);
 		return -ENOMEM;
 	}
-	p->errors = n;
-	p->errors[p->n_errors++] = (struct policy_error){
+	*list = n;
+	n[(*n_list)++] = (struct policy_error){
 		.file = strdup(file),
 		.line = line,
 		.message = msg,
@@ -159,30 +156,26 @@ int policy_add_error(struct policy *p, const char *file, unsigned line, const ch
 	return 0;
 }
 
-int policy_add_warning(struct policy *p, const char *file, unsigned line, const char *fmt, ...)
+int policy_add_error(struct policy *p, const char *file, unsigned line, const char *fmt, ...)
 {
-	struct policy_error *n;
 	va_list ap;
-	char *msg;
 	int r;
 
 	va_start(ap, fmt);
-	r = vasprintf(&msg, fmt, ap);
+	r = add_message(&p->errors, &p->n_errors, file, line, fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return -ENOMEM;
-	n = realloc(p->warnings, (p->n_warnings + 1) * sizeof(*n));
-	if (!n) {
-		free(msg);
-		return -ENOMEM;
-	}
-	p->warnings = n;
-	p->warnings[p->n_warnings++] = (struct policy_error){
-		.file = strdup(file),
-		.line = line,
-		.message = msg,
-	};
-	return 0;
+	return r;
+}
+
+int policy_add_warning(struct policy *p, const char *file, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = add_message(&p->warnings, &p->n_warnings, file, line, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 static int strv_push(char ***v, size_t *n, const char *s)

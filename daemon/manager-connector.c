@@ -173,13 +173,36 @@ int on_connector_batch(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* With ExecBatchMSec, the first event of a batch stops the socket watch
- * and the events of the next milliseconds are taken in one go: fewer
- * wake-ups, and a process that exited meanwhile costs one failed open
- * instead of a pin, a watch and a release. */
+/* A storm: this wake-up came within ExecBatchMSec of the last one, or
+ * the one before found more than one datagram waiting. */
+static bool connector_storm(struct manager *m, uint64_t now, int taken)
+{
+	uint64_t window = (uint64_t)m->policy.daemon.exec_batch_ms * 1000;
+
+	if (!window)
+		return false;
+	if (taken > 1)
+		return true;
+	return m->cn_last_wakeup && now - m->cn_last_wakeup < window;
+}
+
+/* The socket unwatched, the batch timer armed: false if not both. */
+static bool connector_gather(struct manager *m, sd_event_source *s)
+{
+	return arm_batch_timer(m) >= 0 && event_source_enable(s, SD_EVENT_OFF) >= 0;
+}
+
+/* Execs that come one at a time are looked at on the socket's wake-up:
+ * a batch there would cost a timer, a second wake-up and a re-watch for
+ * each. In a storm (events closer than ExecBatchMSec) the socket is
+ * unwatched and the batch timer takes the events every ExecBatchMSec in
+ * one go: fewer wake-ups, and a process that exited meanwhile costs one
+ * failed open instead of a pin, a watch and a release. */
 static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct manager *m = userdata;
+	uint64_t now = event_now(m->event);
+	int taken;
 
 	if (revents & (EPOLLERR | EPOLLHUP) && !(revents & EPOLLIN)) {
 		log_event(LOG_ERR, MID_CONNECTOR_FAILED, NULL, "proc connector socket failed (poll events 0x%x); opening a new socket and rescanning",
@@ -188,11 +211,16 @@ static int on_connector(sd_event_source *s, int fd, uint32_t revents, void *user
 		return 0;
 	}
 	m->n_connector_wakeups++;
-	if (m->policy.daemon.exec_batch_ms && arm_batch_timer(m) >= 0 &&
-	    event_source_enable(s, SD_EVENT_OFF) >= 0)
+	if (connector_storm(m, now, 0) && connector_gather(m, s)) {
+		m->cn_last_wakeup = now;
 		return 0;
+	}
 	/* At once, or no timer: take the events now rather than lose them. */
-	(void)connector_drain(m, fd);
+	m->cn_last_wakeup = now;
+	m->n_connector_at_once++;
+	taken = connector_drain(m, fd);
+	/* Several waiting: a burst has begun, gather what follows. */
+	if (taken > 0 && connector_storm(m, now, taken))
+		(void)connector_gather(m, s);
 	return 0;
 }
-

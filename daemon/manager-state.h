@@ -134,8 +134,10 @@ struct manager {
 	uint64_t n_overflows, n_full_rescans, n_looks, n_gone_early, n_backend_errors;
 	uint64_t n_connector_reopens, n_examine_errors;
 	/* Wake-ups by the connector socket and by the ExecBatchMSec timer:
-	 * the daemon's own count of what batching saves. */
-	uint64_t n_connector_wakeups, n_exec_batches;
+	 * the daemon's own count of what batching saves; of the socket's,
+	 * those whose events were taken at once (no storm). */
+	uint64_t n_connector_wakeups, n_exec_batches, n_connector_at_once;
+	uint64_t cn_last_wakeup; /* sd-event's clock, CLOCK_MONOTONIC */
 	uint64_t n_unit_waits; /* decisions that waited for systemd's answer */
 	int last_examine_error, last_relook_error;
 	/* Exec to decision since the start, and the last sample (logged with

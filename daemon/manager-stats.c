@@ -37,7 +37,7 @@ void log_stats(struct manager *m, const char *when)
 	push_latency(m, &push_p50, &push_max, &push_n);
 	if (m->uw)
 		unit_events_counts(m->uw, &started, &stopped);
-	log_event(LOG_NOTICE, MID_STATS, NULL, "stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %llu us p99 %llu us max %llu us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu, connector wake-ups %llu, exec batches %llu, waits for unit sections %llu, decided by cgroup %llu, cgroups protected whole %zu, cgroup events %llu, cgroup-to-protection p50 %u us max %u us over %zu, units started %llu stopped %llu (systemd)",
+	log_event(LOG_NOTICE, MID_STATS, NULL, "stats (%s): exec events %llu, exit events %llu, decisions %llu, protect decisions %llu, later looks %llu, gone before look %llu, overflows %llu, full rescans %llu, backend errors %llu, exec-to-decision p50 %llu us p99 %llu us max %llu us over %llu, cpu %.0f us, maxrss %ld KiB, protected now %zu, connector wake-ups %llu, taken at once %llu, exec batches %llu, waits for unit sections %llu, decided by cgroup %llu, cgroups protected whole %zu, cgroup events %llu, cgroup-to-protection p50 %u us max %u us over %zu, units started %llu stopped %llu (systemd)",
 		   when, (unsigned long long)m->n_exec, (unsigned long long)m->n_exit,
 		   (unsigned long long)m->n_decisions, (unsigned long long)m->n_protect_decisions,
 		   (unsigned long long)m->n_looks, (unsigned long long)m->n_gone_early,
@@ -46,6 +46,7 @@ void log_stats(struct manager *m, const char *when)
 		   (unsigned long long)latency_quantile(&m->latency, 0.99), (unsigned long long)m->latency.max_us,
 		   (unsigned long long)m->latency.count,
 		   cpu_us, ru.ru_maxrss, m->procs.n_items, (unsigned long long)m->n_connector_wakeups,
+		   (unsigned long long)m->n_connector_at_once,
 		   (unsigned long long)m->n_exec_batches, (unsigned long long)m->n_unit_waits,
 		   (unsigned long long)m->n_class_hits, m->n_pushed_now, (unsigned long long)m->n_cgroup_events,
 		   push_p50, push_max, push_n, started, stopped);

@@ -13,6 +13,9 @@
 #   watched while events keep coming) and at most one batch per 200 ms of
 #   the wall time the test measured around it.
 # - 0: no batch timer at all; looked at on the socket's wake-up.
+# - 1000 ms, the daemon's first wake-up: a lone exec (no event within the
+#   window before it) is looked at on the socket's wake-up, not after a
+#   batch; the daemon counts it "taken at once".
 . "$(dirname "$0")/lib.sh"
 test_init root cgroup2
 
@@ -96,5 +99,20 @@ s=$(stats)
 [ "$(counter "exec batches" <<<"$s")" = 0 ] || fail "ExecBatchMSec=0 ran batches: $s"
 [ "$(counter "connector wake-ups" <<<"$s")" -ge 1 ] || fail "ExecBatchMSec=0: no socket wake-up counted: $s"
 pass "ExecBatchMSec=0: no batch, looked at on the socket's wake-up"
+kill "$p"
+stop_daemon || fail "daemon exit status $?"
+
+# The first wake-up has no event before it within any window: at once.
+batch_conf 1000
+start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run"
+s=$(stats)
+a0=$(counter "taken at once" <<<"$s")
+[ "$a0" = 0 ] || [ "$(counter "connector wake-ups" <<<"$s")" -ge 1 ] || fail "taken at once $a0 before any wake-up: $s"
+run_in "$A" sleep 600
+p=$LAST_PID
+wait_event 10 PROCESS_PROTECTED EXECGUARD_PID="$p" || fail "pid $p not protected with ExecBatchMSec=1000"
+s=$(stats)
+[ "$(counter "taken at once" <<<"$s")" -ge 1 ] || fail "ExecBatchMSec=1000: no wake-up taken at once: $s"
+pass "ExecBatchMSec=1000: a lone exec taken on the socket's wake-up ($(counter "taken at once" <<<"$s") at once, $(counter "exec batches" <<<"$s") batches)"
 kill "$p"
 stop_daemon || fail "daemon exit status $?"

@@ -519,22 +519,146 @@ static int cmp_range_ptr(const void *a, const void *b)
 	return lock_key_compare(&(*x)->key, &(*y)->key);
 }
 
+/* A process's mappings are whole pages (lock_key_from_mapping()). */
+static bool mappings_valid(const struct lockset *ls, const struct lock_mapping *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (m[i].key.length == 0 || (m[i].key.offset | m[i].key.length) % ls->page_size)
+			return false;
+	return true;
+}
+
+/* The range of one mapping, found or created in state NEW (the list has
+ * room: the caller grew it); *ret_created says which. */
+static int range_get(struct lockset *ls, const struct lock_mapping *m, struct lock_range **ret,
+		     bool *ret_created)
+{
+	bool found;
+	size_t ri = range_index(ls, &m->key, &found);
+	struct lock_range *lr;
+
+	if (found) {
+		lr = ls->ranges[ri];
+		*ret_created = false;
+	} else {
+		lr = calloc(1, sizeof(*lr));
+		if (!lr)
+			return -ENOMEM;
+		lr->key = m->key;
+		lr->path = strdup(m->path ? m->path : "");
+		if (!lr->path) {
+			free(lr);
+			return -ENOMEM;
+		}
+		lr->state = LOCK_RANGE_NEW;
+		lr->prot = m->prot;
+		insert_at(ls->ranges, &ls->n_ranges, ri, lr);
+		*ret_created = true;
+	}
+	lr->prot |= m->prot;
+	*ret = lr;
+	return 0;
+}
+
+/* Undo range_get() for a set that failed before any reference was taken:
+ * only the ranges created for it have no references; free them again. */
+static void ranges_free_created(struct lockset *ls, struct lock_range **want, const bool *created, size_t n)
+{
+	bool found;
+
+	for (size_t i = 0; i < n; i++)
+		if (created[i]) {
+			size_t ri = range_index(ls, &want[i]->key, &found);
+
+			if (found)
+				remove_at(ls->ranges, &ls->n_ranges, ri);
+			range_free(ls, want[i]);
+		}
+}
+
+/* Sort a process's ranges by key and drop duplicates (a process may map
+ * one range twice); returns the new count. */
+static size_t ranges_sort_unique(struct lock_range **want, size_t n)
+{
+	size_t k = 0;
+
+	qsort(want, n, sizeof(*want), cmp_range_ptr);
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || want[k - 1] != want[i])
+			want[k++] = want[i];
+	return k;
+}
+
+/* Count a process of u in each of its ranges, all or none: on failure
+ * the references taken are dropped again (which frees the created ranges
+ * that had been referenced) and the created ones never referenced, still
+ * in the list with no unit, are freed too. */
+static int ranges_ref_all(struct lockset *ls, struct lock_range **want, size_t n, struct lock_unit *u)
+{
+	for (size_t i = 0; i < n; i++)
+		if (range_ref(want[i], u) < 0) {
+			for (size_t j = 0; j < i; j++)
+				range_unref(ls, want[j], u, false);
+			for (size_t k = 0; k < ls->n_ranges;) {
+				if (ls->ranges[k]->n_units == 0) {
+					struct lock_range *lr = ls->ranges[k];
+
+					remove_at(ls->ranges, &ls->n_ranges, k);
+					range_free(ls, lr);
+				} else {
+					k++;
+				}
+			}
+			return -ENOMEM;
+		}
+	return 0;
+}
+
+/* Put p in the process list (which has room), in place of the entry its
+ * pid had; returns that entry, NULL for a new pid. */
+static struct lock_process *process_replace(struct lockset *ls, struct lock_process *p)
+{
+	struct lock_process *old = NULL;
+	bool found;
+	size_t pi = proc_index(ls, p->pid, &found);
+
+	if (found) {
+		old = ls->procs[pi];
+		ls->procs[pi] = p;
+	} else {
+		insert_at(ls->procs, &ls->n_procs, pi, p);
+	}
+	return old;
+}
+
+/* The entry p replaced goes: what it stopped mapping is kept (exec of
+ * another image, munmap), as at an exit; what it still maps only moves
+ * its count. */
+static void process_retire(struct lockset *ls, struct lock_process *old, const struct lock_process *p)
+{
+	for (size_t i = 0; i < old->n_ranges; i++) {
+		bool still = old->unit == p->unit &&
+			     bsearch(&old->ranges[i], p->ranges, p->n_ranges, sizeof(*p->ranges), cmp_range_ptr);
+
+		range_unref(ls, old->ranges[i], old->unit, !still);
+	}
+	old->unit->n_pids--;
+	unit_put(ls, old->unit);
+	process_free(old);
+}
+
 int lockset_process_set(struct lockset *ls, pid_t pid, const char *unit, uint64_t unit_cap,
 			const struct lock_mapping *m, size_t n)
 {
 	_cleanup_free_ struct lock_range **want = NULL;
 	_cleanup_free_ bool *created = NULL;
-	struct lock_process *p, *old = NULL;
+	struct lock_process *p, *old;
 	struct lock_unit *u;
-	size_t n_want = 0, n_created = 0, pi;
-	bool found;
+	size_t n_want = 0, n_created = 0;
 	int r;
 
-	if (!unit || pid <= 0)
+	if (!unit || pid <= 0 || !mappings_valid(ls, m, n))
 		return -EINVAL;
-	for (size_t i = 0; i < n; i++)
-		if (m[i].key.length == 0 || (m[i].key.offset | m[i].key.length) % ls->page_size)
-			return -EINVAL;
 
 	r = unit_get(ls, unit, &u);
 	if (r < 0)
@@ -546,55 +670,22 @@ int lockset_process_set(struct lockset *ls, pid_t pid, const char *unit, uint64_
 	p = calloc(1, sizeof(*p));
 	if (!want || !created || !p ||
 	    grow(&ls->ranges, &ls->allocated_ranges, ls->n_ranges + n) < 0 ||
-	    grow(&ls->procs, &ls->allocated_procs, ls->n_procs + 1) < 0) {
-		free(p);
-		unit_put(ls, u);
-		return -ENOMEM;
-	}
+	    grow(&ls->procs, &ls->allocated_procs, ls->n_procs + 1) < 0)
+		goto fail;
 
 	/* Find or create every range first, so that nothing is dropped and
 	 * re-created (losing its locks) when the set merely changes. */
 	for (size_t i = 0; i < n; i++) {
-		size_t ri = range_index(ls, &m[i].key, &found);
-		struct lock_range *lr;
-
-		if (found) {
-			lr = ls->ranges[ri];
-		} else {
-			lr = calloc(1, sizeof(*lr));
-			if (!lr)
-				goto fail;
-			lr->key = m[i].key;
-			lr->path = strdup(m[i].path ? m[i].path : "");
-			if (!lr->path) {
-				free(lr);
-				goto fail;
-			}
-			lr->state = LOCK_RANGE_NEW;
-			lr->prot = m[i].prot;
-			insert_at(ls->ranges, &ls->n_ranges, ri, lr);
-			created[n_want] = true;
-			n_created++;
+		if (range_get(ls, &m[i], &want[n_want], &created[n_want]) < 0) {
+			ranges_free_created(ls, want, created, n_want);
+			goto fail;
 		}
-		lr->prot |= m[i].prot;
-		want[n_want++] = lr;
+		n_created += created[n_want];
+		n_want++;
 	}
-	qsort(want, n_want, sizeof(*want), cmp_range_ptr);
-	/* Drop duplicates (a process may map one range twice). */
-	{
-		size_t k = 0;
-
-		for (size_t i = 0; i < n_want; i++)
-			if (k == 0 || want[k - 1] != want[i])
-				want[k++] = want[i];
-		n_want = k;
-	}
-	for (size_t i = 0; i < n_want; i++)
-		if (range_ref(want[i], u) < 0) {
-			for (size_t j = 0; j < i; j++)
-				range_unref(ls, want[j], u, false);
-			goto fail_refs_dropped;
-		}
+	n_want = ranges_sort_unique(want, n_want);
+	if (ranges_ref_all(ls, want, n_want, u) < 0)
+		goto fail;
 
 	p->pid = pid;
 	p->unit = u;
@@ -602,56 +693,12 @@ int lockset_process_set(struct lockset *ls, pid_t pid, const char *unit, uint64_
 	p->n_ranges = n_want;
 	u->n_pids++;
 
-	pi = proc_index(ls, pid, &found);
-	if (found) {
-		old = ls->procs[pi];
-		ls->procs[pi] = p;
-	} else {
-		insert_at(ls->procs, &ls->n_procs, pi, p);
-	}
-	if (old) {
-		/* What it stopped mapping is kept (exec of another image,
-		 * munmap), as at an exit; what it still maps only moves its
-		 * count. */
-		for (size_t i = 0; i < old->n_ranges; i++) {
-			bool still = old->unit == p->unit &&
-				     bsearch(&old->ranges[i], p->ranges, p->n_ranges, sizeof(*p->ranges), cmp_range_ptr);
-
-			range_unref(ls, old->ranges[i], old->unit, !still);
-		}
-		old->unit->n_pids--;
-		unit_put(ls, old->unit);
-		process_free(old);
-	}
+	old = process_replace(ls, p);
+	if (old)
+		process_retire(ls, old, p);
 	return (int)n_created;
 
 fail:
-	/* Only ranges created here have no references: free them again. */
-	for (size_t i = 0; i < n_want; i++)
-		if (created[i]) {
-			size_t ri = range_index(ls, &want[i]->key, &found);
-
-			if (found)
-				remove_at(ls->ranges, &ls->n_ranges, ri);
-			range_free(ls, want[i]);
-		}
-	free(p);
-	unit_put(ls, u);
-	return -ENOMEM;
-
-fail_refs_dropped:
-	/* range_unref() freed the created ranges that had been referenced;
-	 * the rest still sit unreferenced in the list. */
-	for (size_t i = 0; i < ls->n_ranges;) {
-		if (ls->ranges[i]->n_units == 0) {
-			struct lock_range *lr = ls->ranges[i];
-
-			remove_at(ls->ranges, &ls->n_ranges, i);
-			range_free(ls, lr);
-		} else {
-			i++;
-		}
-	}
 	free(p);
 	unit_put(ls, u);
 	return -ENOMEM;

@@ -170,17 +170,17 @@ int metrics_last_success(const char *buf, size_t len, double *ret)
 	return -ENOENT;
 }
 
-int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *units, size_t n,
-		   char **ret, size_t *ret_len)
+/* A family of one sample without labels. */
+static void single_family(FILE *f, const char *name, const char *type, const char *help, uint64_t v)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	bool any_bound = false;
+	family(f, name, type, help);
+	sample_u64(f, name, v);
+}
 
-	if (!f)
-		return -ENOMEM;
-
+/* Whether execguardd could be read, and when it last was: the only
+ * figures given when it could not. */
+static void up_families(FILE *f, const struct metrics_daemon *d)
+{
 	family(f, "execguard_up", "gauge",
 	       "1 when execguardctl read execguardd's figures, 0 when it could not (then no other figure is given).");
 	fprintf(f, "execguard_up %d\n", d->up ? 1 : 0);
@@ -189,47 +189,83 @@ int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *un
 		       "Unix time of the last reading of execguardd's figures (kept while the daemon cannot be read).");
 		fprintf(f, "execguard_last_success_timestamp_seconds %.3f\n", d->last_success);
 	}
-	if (!d->up)
-		goto done;
+}
+
+/* The daemon's own figures: what runs, its counters, its CPU time and
+ * its latency histogram. */
+static void daemon_families(FILE *f, const struct metrics_daemon *d)
+{
 	family(f, "execguard_info", "gauge", "The running execguardd: version and backend.");
 	fputs("execguard_info{version=\"", f);
 	metrics_escape_label(d->version, f);
 	fputs("\",backend=\"", f);
 	metrics_escape_label(d->backend, f);
 	fputs("\"} 1\n", f);
-	family(f, "execguard_processes_protected", "gauge", "Processes the daemon protects now.");
-	sample_u64(f, "execguard_processes_protected", d->processes_protected);
-	family(f, "execguard_exec_events_total", "counter", "Exec events read from the proc connector.");
-	sample_u64(f, "execguard_exec_events_total", d->exec_events);
-	family(f, "execguard_exit_events_total", "counter", "Exit events read from the proc connector.");
-	sample_u64(f, "execguard_exit_events_total", d->exit_events);
-	family(f, "execguard_decisions_total", "counter", "Policy decisions taken for exec'd processes.");
-	sample_u64(f, "execguard_decisions_total", d->decisions);
-	family(f, "execguard_overflows_total", "counter", "Proc connector overflows (events lost, then a rescan).");
-	sample_u64(f, "execguard_overflows_total", d->overflows);
-	family(f, "execguard_rescans_total", "counter", "Full rescans of /proc.");
-	sample_u64(f, "execguard_rescans_total", d->rescans);
-	family(f, "execguard_backend_errors_total", "counter", "Errors of the protection backend.");
-	sample_u64(f, "execguard_backend_errors_total", d->backend_errors);
+	single_family(f, "execguard_processes_protected", "gauge", "Processes the daemon protects now.",
+		      d->processes_protected);
+	single_family(f, "execguard_exec_events_total", "counter", "Exec events read from the proc connector.",
+		      d->exec_events);
+	single_family(f, "execguard_exit_events_total", "counter", "Exit events read from the proc connector.",
+		      d->exit_events);
+	single_family(f, "execguard_decisions_total", "counter", "Policy decisions taken for exec'd processes.",
+		      d->decisions);
+	single_family(f, "execguard_overflows_total", "counter",
+		      "Proc connector overflows (events lost, then a rescan).", d->overflows);
+	single_family(f, "execguard_rescans_total", "counter", "Full rescans of /proc.", d->rescans);
+	single_family(f, "execguard_backend_errors_total", "counter", "Errors of the protection backend.",
+		      d->backend_errors);
 	if (d->has_cpu) {
 		family(f, "execguard_cpu_seconds_total", "counter", "CPU time of execguardd, user and system.");
 		fprintf(f, "execguard_cpu_seconds_total %.2f\n", d->cpu_seconds);
 	}
 	if (d->n_latency)
 		latency_family(f, d);
+}
 
-	if (n) {
-		family(f, "execguard_unit_protected", "gauge",
-		       "1 when the unit's text is protected now; reason (what asks for it): policy, drop-in, annotation, auto or default.");
-		for (size_t i = 0; i < n; i++) {
-			unit_labels(f, "execguard_unit_protected", &units[i]);
-			fputs(",reason=\"", f);
-			metrics_escape_label(units[i].reason, f);
-			fputs("\",source=\"", f);
-			metrics_escape_label(units[i].source, f);
-			fprintf(f, "\"} %d\n", units[i].protected_now ? 1 : 0);
-		}
+/* Every unit, protected or not, with why (reason) and where that was
+ * said (source). */
+static void unit_protected_family(FILE *f, const struct metrics_unit *units, size_t n)
+{
+	if (!n)
+		return;
+	family(f, "execguard_unit_protected", "gauge",
+	       "1 when the unit's text is protected now; reason (what asks for it): policy, drop-in, annotation, auto or default.");
+	for (size_t i = 0; i < n; i++) {
+		unit_labels(f, "execguard_unit_protected", &units[i]);
+		fputs(",reason=\"", f);
+		metrics_escape_label(units[i].reason, f);
+		fputs("\",source=\"", f);
+		metrics_escape_label(units[i].source, f);
+		fprintf(f, "\"} %d\n", units[i].protected_now ? 1 : 0);
 	}
+}
+
+/* The kernel's bound: only units that have one, and max as +Inf (not a
+ * number that UNIT_FAMILY could give). */
+static void bound_family(FILE *f, const struct metrics_unit *units, size_t n)
+{
+	bool any_bound = false;
+
+	for (size_t i = 0; i < n; i++)
+		any_bound |= units[i].has_bound;
+	if (!any_bound)
+		return;
+	family(f, "execguard_unit_exec_protect_bound_bytes", "gauge",
+	       "memory.exec_protect in force for the unit (the smallest up to the root; +Inf for max).");
+	for (size_t i = 0; i < n; i++) {
+		if (!units[i].has_bound)
+			continue;
+		unit_label(f, "execguard_unit_exec_protect_bound_bytes", &units[i]);
+		if (units[i].bound_max)
+			fputs(" +Inf\n", f);
+		else
+			fprintf(f, " %" PRIu64 "\n", units[i].bound);
+	}
+}
+
+static void unit_families(FILE *f, const struct metrics_unit *units, size_t n)
+{
+	unit_protected_family(f, units, n);
 	UNIT_FAMILY(f, "execguard_unit_processes", "gauge", "Processes of the unit the daemon protects.",
 		    units, n, processes);
 	UNIT_FAMILY(f, "execguard_unit_text_mapped_bytes", "gauge", "Executable file mappings of the unit's processes.",
@@ -245,27 +281,27 @@ int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *un
 	UNIT_FAMILY(f, "execguard_unit_breaches_total", "counter",
 		    "Times reclaim took protected text anyway (memory.events exec_protect_breach).",
 		    units, n, breaches);
-
-	for (size_t i = 0; i < n; i++)
-		any_bound |= units[i].has_bound;
-	if (any_bound) {
-		family(f, "execguard_unit_exec_protect_bound_bytes", "gauge",
-		       "memory.exec_protect in force for the unit (the smallest up to the root; +Inf for max).");
-		for (size_t i = 0; i < n; i++) {
-			if (!units[i].has_bound)
-				continue;
-			unit_label(f, "execguard_unit_exec_protect_bound_bytes", &units[i]);
-			if (units[i].bound_max)
-				fputs(" +Inf\n", f);
-			else
-				fprintf(f, " %" PRIu64 "\n", units[i].bound);
-		}
-	}
+	bound_family(f, units, n);
 	UNIT_FAMILY(f, "execguard_unit_exec_protect_usage_bytes", "gauge",
 		    "Executable-image pages charged to the unit that its protection covers (memory.stat exec_protect_usage).",
 		    units, n, kept);
+}
 
-done:
+int metrics_format(const struct metrics_daemon *d, const struct metrics_unit *units, size_t n,
+		   char **ret, size_t *ret_len)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return -ENOMEM;
+
+	up_families(f, d);
+	if (d->up) {
+		daemon_families(f, d);
+		unit_families(f, units, n);
+	}
 	if (fclose(f) != 0 || !buf) {
 		free(buf);
 		return -ENOMEM;

@@ -632,108 +632,165 @@ static int cmd_libs(sd_bus *bus)
 	return EXIT_OK;
 }
 
-static int cmd_explain(sd_bus *bus, const char *arg)
-{
-	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-	const char *unit, *cgroup, *exe, *backend, *source, *section, *section_source, *auto_state;
-	struct json_object *root = NULL, *rules = NULL;
+/* What Explain answers before its rules, and the container or pod the
+ * process is in. */
+struct explain {
+	unsigned long pid;
+	const char *unit, *cgroup, *exe, *backend, *source, *section, *section_source;
+	int protect, tracked;
 	struct ctl_container_names cn;
 	char who[256];
-	int protect, tracked, r, n = 0;
+};
+
+/* A PID as explain takes it: decimal, 1 to INT32_MAX. */
+static int parse_pid(const char *arg, unsigned long *ret)
+{
 	unsigned long pid;
 	char *end;
 
 	errno = 0;
 	pid = strtoul(arg, &end, 10);
-	if (errno || *end || !*arg || pid == 0 || pid > INT32_MAX) {
-		fprintf(stderr, "execguardctl: explain: '%s' is not a PID\n", arg);
-		return EXIT_USAGE;
-	}
-	r = call(bus, "Explain", &reply, "u", (uint32_t)pid);
-	if (r < 0)
-		return -r;
-	r = sd_bus_message_read(reply, "ssssbbsss", &unit, &cgroup, &exe, &backend, &protect, &tracked,
-				&source, &section, &section_source);
-	if (r < 0)
-		goto bad;
-	{
-		_cleanup_(containers_freep) struct ctl_containers *ctrs = NULL;
+	if (errno || *end || !*arg || pid == 0 || pid > INT32_MAX)
+		return -EINVAL;
+	*ret = pid;
+	return 0;
+}
 
-		if (ctl_containers_load(bus, &ctrs) < 0)
-			return EXIT_FAILED;
-		ctl_container_names(ctrs, cgroup, &cn);
-		ctl_container_describe(&cn, who, sizeof(who));
-	}
-	if (arg_json) {
-		root = json_object_new_object();
-		json_put(root, "pid", json_object_new_uint64(pid));
-		json_put(root, "unit", json_str_or_null(unit));
-		json_put(root, "cgroup", json_str(cgroup));
-		json_put(root, "exe", json_str(exe));
-		json_put(root, "backend", json_str(backend));
-		json_put(root, "protect", json_object_new_boolean(protect));
-		json_put(root, "tracked", json_object_new_boolean(tracked));
-		json_put(root, "decided_by", json_str(source));
-		json_put(root, "unit_section", *section_source ? json_str(section) : NULL);
-		json_put(root, "unit_section_source", json_str_or_null(section_source));
-		json_put(root, "unit_section_pending", json_object_new_boolean(!*section_source && *section));
-		json_put(root, "container", json_container(&cn));
-		rules = json_object_new_array();
-		json_put(root, "rules", rules);
-	} else {
-		printf("PID %lu\n", pid);
-		if (*unit)
-			printf("  unit:          %s\n", unit);
-		else
-			printf("  unit:          (none: %s)\n", *who ? "a container's cgroup, not a systemd unit" :
-								   "not in a systemd unit");
-		printf("  cgroup:        %s\n", cgroup);
-		if (*who)
-			printf("  container:     %s\n", who);
-		printf("  executable:    %s\n", exe);
-		printf("  decision:      %s, decided by %s\n", protect ? "protect" : "do not protect", source);
-		printf("  now:           %s (backend %s)\n",
-		       tracked ? "tracked as protected" : "not tracked", backend);
-		if (*section_source && strncmp(section_source, "annotation ", 11) == 0)
-			printf("  container asked: %s, given %s\n", section_source, *section ? section : "nothing");
-		else if (*section_source)
-			printf("  unit section:  [X-ExecGuard] %s at %s\n", *section ? section : "(empty)",
-			       section_source);
-		else if (*section)
-			printf("  unit section:  %s\n", section); /* being asked */
-		else
-			printf("  unit section:  none\n");
-	}
+/* The container or pod of x->cgroup, for the header. */
+static int explain_container(sd_bus *bus, struct explain *x)
+{
+	_cleanup_(containers_freep) struct ctl_containers *ctrs = NULL;
+	int r;
+
+	r = ctl_containers_load(bus, &ctrs);
+	if (r < 0)
+		return r;
+	ctl_container_names(ctrs, x->cgroup, &x->cn);
+	ctl_container_describe(&x->cn, x->who, sizeof(x->who));
+	return 0;
+}
+
+/* The --json document without its rules and Protect=auto state. */
+static struct json_object *json_explain(const struct explain *x)
+{
+	struct json_object *root = json_object_new_object();
+
+	json_put(root, "pid", json_object_new_uint64(x->pid));
+	json_put(root, "unit", json_str_or_null(x->unit));
+	json_put(root, "cgroup", json_str(x->cgroup));
+	json_put(root, "exe", json_str(x->exe));
+	json_put(root, "backend", json_str(x->backend));
+	json_put(root, "protect", json_object_new_boolean(x->protect));
+	json_put(root, "tracked", json_object_new_boolean(x->tracked));
+	json_put(root, "decided_by", json_str(x->source));
+	json_put(root, "unit_section", *x->section_source ? json_str(x->section) : NULL);
+	json_put(root, "unit_section_source", json_str_or_null(x->section_source));
+	json_put(root, "unit_section_pending", json_object_new_boolean(!*x->section_source && *x->section));
+	json_put(root, "container", json_container(&x->cn));
+	return root;
+}
+
+/* The text before the rules. */
+static void print_explain(const struct explain *x)
+{
+	printf("PID %lu\n", x->pid);
+	if (*x->unit)
+		printf("  unit:          %s\n", x->unit);
+	else
+		printf("  unit:          (none: %s)\n", *x->who ? "a container's cgroup, not a systemd unit" :
+								  "not in a systemd unit");
+	printf("  cgroup:        %s\n", x->cgroup);
+	if (*x->who)
+		printf("  container:     %s\n", x->who);
+	printf("  executable:    %s\n", x->exe);
+	printf("  decision:      %s, decided by %s\n", x->protect ? "protect" : "do not protect", x->source);
+	printf("  now:           %s (backend %s)\n",
+	       x->tracked ? "tracked as protected" : "not tracked", x->backend);
+	if (*x->section_source && strncmp(x->section_source, "annotation ", 11) == 0)
+		printf("  container asked: %s, given %s\n", x->section_source,
+		       *x->section ? x->section : "nothing");
+	else if (*x->section_source)
+		printf("  unit section:  [X-ExecGuard] %s at %s\n", *x->section ? x->section : "(empty)",
+		       x->section_source);
+	else if (*x->section)
+		printf("  unit section:  %s\n", x->section); /* being asked */
+	else
+		printf("  unit section:  none\n");
+}
+
+/* The rules that matched, read off the reply into the rules array
+ * (--json) or printed as they come. Returns how many were printed, or
+ * a negative errno for a bad reply. */
+static int explain_rules(sd_bus_message *reply, struct json_object *rules)
+{
+	const char *name, *file, *settings;
+	uint32_t line;
+	int r, n = 0;
+
 	r = sd_bus_message_enter_container(reply, 'a', "(ssus)");
-	{
-		const char *name, *file, *settings;
-		uint32_t line;
+	while (r >= 0 && (r = sd_bus_message_read(reply, "(ssus)", &name, &file, &line, &settings)) > 0) {
+		if (rules) {
+			struct json_object *o = json_object_new_object();
 
-		while (r >= 0 && (r = sd_bus_message_read(reply, "(ssus)", &name, &file, &line, &settings)) > 0) {
-			if (rules) {
-				struct json_object *o = json_object_new_object();
-
-				json_put(o, "name", json_str(name));
-				json_put(o, "file", json_str(file));
-				json_put(o, "line", json_object_new_uint64(line));
-				json_put(o, "settings", json_str(settings));
-				json_object_array_add(rules, o);
-			} else {
-				printf("  %s [Rule %s] at %s:%u%s%s\n", n++ ? "            " : "rules matched:",
-				       name, file, line, *settings ? ": " : "", settings);
-			}
+			json_put(o, "name", json_str(name));
+			json_put(o, "file", json_str(file));
+			json_put(o, "line", json_object_new_uint64(line));
+			json_put(o, "settings", json_str(settings));
+			json_object_array_add(rules, o);
+		} else {
+			printf("  %s [Rule %s] at %s:%u%s%s\n", n++ ? "            " : "rules matched:",
+			       name, file, line, *settings ? ": " : "", settings);
 		}
 	}
 	if (r < 0)
-		goto bad;
+		return r;
 	r = sd_bus_message_exit_container(reply);
-	if (r < 0)
-		goto bad;
-	/* Protect=auto's state: added after the rules (an older daemon
-	 * does not send it). */
-	auto_state = "";
+	return r < 0 ? r : n;
+}
+
+/* Protect=auto's state: added after the rules (an older daemon does not
+ * send it); "" when there is none. */
+static const char *explain_auto_state(sd_bus_message *reply)
+{
+	const char *auto_state = "";
+
 	if (sd_bus_message_peek_type(reply, NULL, NULL) > 0 && sd_bus_message_read(reply, "s", &auto_state) < 0)
 		auto_state = "";
+	return auto_state;
+}
+
+static int cmd_explain(sd_bus *bus, const char *arg)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	struct json_object *root = NULL, *rules = NULL;
+	struct explain x = { 0 };
+	const char *auto_state;
+	int r, n;
+
+	if (parse_pid(arg, &x.pid) < 0) {
+		fprintf(stderr, "execguardctl: explain: '%s' is not a PID\n", arg);
+		return EXIT_USAGE;
+	}
+	r = call(bus, "Explain", &reply, "u", (uint32_t)x.pid);
+	if (r < 0)
+		return -r;
+	r = sd_bus_message_read(reply, "ssssbbsss", &x.unit, &x.cgroup, &x.exe, &x.backend, &x.protect,
+				&x.tracked, &x.source, &x.section, &x.section_source);
+	if (r < 0)
+		goto bad;
+	if (explain_container(bus, &x) < 0)
+		return EXIT_FAILED;
+	if (arg_json) {
+		root = json_explain(&x);
+		rules = json_object_new_array();
+		json_put(root, "rules", rules);
+	} else {
+		print_explain(&x);
+	}
+	r = n = explain_rules(reply, rules);
+	if (r < 0)
+		goto bad;
+	auto_state = explain_auto_state(reply);
 	if (root) {
 		json_put(root, "auto", json_str_or_null(auto_state));
 		return json_print(root);
@@ -1120,6 +1177,37 @@ out:
 	return r;
 }
 
+/* --file=, repeatable: one more file for segments. */
+static int add_file(const char *path)
+{
+	const char **nf = realloc(arg_files, (arg_n_files + 1) * sizeof(*nf));
+
+	if (!nf)
+		return -ENOMEM;
+	arg_files = nf;
+	arg_files[arg_n_files++] = path;
+	return 0;
+}
+
+/* --timeout=SEC: seconds, fractions allowed; never 0, which would be
+ * sd-bus's default. */
+static int parse_timeout(const char *s)
+{
+	char *end = NULL;
+	double sec;
+
+	errno = 0;
+	sec = strtod(s, &end);
+	if (errno || end == s || *end || !(sec > 0) || sec > 86400) {
+		fprintf(stderr, "execguardctl: --timeout=%s: want seconds, more than 0 and at most 86400\n", s);
+		return -EINVAL;
+	}
+	arg_timeout_usec = (uint64_t)(sec * 1e6);
+	if (!arg_timeout_usec)
+		arg_timeout_usec = 1;
+	return 0;
+}
+
 /* 1: go on; 0: done; <0: usage error. */
 static int parse_argv(int argc, char **argv)
 {
@@ -1170,31 +1258,14 @@ static int parse_argv(int argc, char **argv)
 			}
 			arg_cgroup = optarg;
 			break;
-		case ARG_FILE: {
-			const char **nf = realloc(arg_files, (arg_n_files + 1) * sizeof(*nf));
-
-			if (!nf)
+		case ARG_FILE:
+			if (add_file(optarg) < 0)
 				return -ENOMEM;
-			arg_files = nf;
-			arg_files[arg_n_files++] = optarg;
 			break;
-		}
-		case ARG_TIMEOUT: {
-			char *end = NULL;
-			double sec;
-
-			errno = 0;
-			sec = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(sec > 0) || sec > 86400) {
-				fprintf(stderr, "execguardctl: --timeout=%s: want seconds, more than 0 and at most 86400\n",
-					optarg);
+		case ARG_TIMEOUT:
+			if (parse_timeout(optarg) < 0)
 				return -EINVAL;
-			}
-			arg_timeout_usec = (uint64_t)(sec * 1e6);
-			if (!arg_timeout_usec)
-				arg_timeout_usec = 1;
 			break;
-		}
 		default:
 			return -EINVAL;
 		}

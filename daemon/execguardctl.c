@@ -248,7 +248,7 @@ static int call(sd_bus *bus, const char *method, sd_bus_message **reply, const c
 struct props {
 	const char *version, *backend, *unit_lookup;
 	int dry_run;
-	uint32_t processes, rules, p50, p99, max;
+	uint32_t processes, cgroups, rules, p50, p99, max;
 	uint64_t execs, exits, decisions, overflows, rescans, backend_errors;
 	/* Exec to decision, cumulative; none from a daemon without them. */
 	struct latency_bucket buckets[LATENCY_EXPORT_BUCKETS];
@@ -299,6 +299,7 @@ static int get_props(sd_bus *bus, sd_bus_message **reply, struct props *p)
 			{ "Version", 's', &p->version },	{ "Backend", 's', &p->backend },
 			{ "UnitLookup", 's', &p->unit_lookup }, { "DryRun", 'b', &p->dry_run },
 			{ "ProcessesProtected", 'u', &p->processes }, { "Rules", 'u', &p->rules },
+			{ "CgroupsProtected", 'u', &p->cgroups },
 			{ "LatencyP50USec", 'u', &p->p50 },	{ "LatencyP99USec", 'u', &p->p99 },
 			{ "LatencyMaxUSec", 'u', &p->max },	{ "ExecEvents", 't', &p->execs },
 			{ "ExitEvents", 't', &p->exits },	{ "Decisions", 't', &p->decisions },
@@ -413,6 +414,7 @@ static struct json_object *json_status(const struct props *p)
 	json_put(o, "backend", json_str(p->backend));
 	json_put(o, "dry_run", json_object_new_boolean(p->dry_run));
 	json_put(o, "processes_protected", json_object_new_uint64(p->processes));
+	json_put(o, "cgroups_protected", json_object_new_uint64(p->cgroups));
 	json_put(o, "exec_events", json_u64(p->execs));
 	json_put(o, "exit_events", json_u64(p->exits));
 	json_put(o, "decisions", json_u64(p->decisions));
@@ -486,9 +488,12 @@ static int cmd_status(sd_bus *bus)
 		units = json_object_new_array();
 		json_put(root, "units", units);
 	} else {
-		printf("execguardd %s: backend %s%s, %u process%s protected, %u rule%s\n",
-		       strna(p.version), strna(p.backend), p.dry_run ? " (dry run)" : "", p.processes,
-		       p.processes == 1 ? "" : "es", p.rules, p.rules == 1 ? "" : "s");
+		/* With the kernel backend most protection is of cgroups as a
+		 * whole (no process is followed): say both. */
+		printf("execguardd %s: backend %s%s, %u cgroup%s protected whole, %u process%s protected, %u rule%s\n",
+		       strna(p.version), strna(p.backend), p.dry_run ? " (dry run)" : "", p.cgroups,
+		       p.cgroups == 1 ? "" : "s", p.processes, p.processes == 1 ? "" : "es", p.rules,
+		       p.rules == 1 ? "" : "s");
 		printf("  %llu execs, %llu decisions, %llu overflows, %llu full rescans, %llu backend errors; exec to decision p50 %u us, p99 %u us\n",
 		       (unsigned long long)p.execs, (unsigned long long)p.decisions,
 		       (unsigned long long)p.overflows, (unsigned long long)p.rescans,

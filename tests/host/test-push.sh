@@ -122,6 +122,10 @@ pass "explain: a process of a cgroup protected whole is protected now"
 ctl_says "$A" status || fail "status does not list $A: $(ctl status 2>&1)"
 s=$(stats)
 [ "$(counter "cgroups protected whole" <<<"$s")" = 2 ] || fail "stats: $s"
+ctl --json status | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["cgroups_protected"] == 2, d' || fail "status --json: cgroups_protected is not 2: $(ctl --json status 2>&1)"
 pass "status and stats show them"
 
 stop_daemon || fail "daemon exit status $?"

@@ -389,8 +389,9 @@ def main():
              f">{SLOW_MS:.0f} ms with an exec fault: slow requests overlapping a 100 ms sample in which the "
              "service's pgmajfault_exec grew. Held: what the mode keeps out of reclaim (memory.low/min: "
              "the service's memory up to the setting; lock: the daemon's VmLck; mlockall: the service's "
-             "VmLck; exec_protect: the median of memory.stat's exec_protect_kept over the "
-             "measured phase (the peak is in runs.csv), else its r-x resident pages). Host load: the host's 1-min load average over the run.\n")
+             "VmLck; exec_protect: the median over the measured phase of memory.stat's "
+             "exec_protect_usage (kernel v3) or exec_protect_kept (v2), the peak in runs.csv, else its "
+             "r-x resident pages). Host load: the host's 1-min load average over the run.\n")
     for svc in SERVICE_ORDER:
         sk = [k for k in cells if k[0] == svc]
         if not sk:

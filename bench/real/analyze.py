@@ -57,14 +57,15 @@ def kv(path):
     return d
 
 
-def stat_file(path):
+def stat_file(path, conv=int):
+    """A "key value" file (memory.events, hog.out); {} if unreadable."""
     d = {}
     try:
         with open(path) as f:
             for line in f:
                 p = line.split()
                 if len(p) == 2:
-                    d[p[0]] = int(p[1])
+                    d[p[0]] = conv(p[1])
     except (OSError, ValueError):
         pass
     return d
@@ -271,7 +272,7 @@ def analyse_run(out, d):
     r["hostload"] = hostload(out, float(meta["t_start"]), t1)
     # the spike: its stall and how long until requests are back to normal
     if meta["shape"] == "spike":
-        h = kv_space(os.path.join(d, "hog.out"))
+        h = stat_file(os.path.join(d, "hog.out"), float)
         if "spike_start" in h and "spike_end" in h:
             a, b = h["spike_start"], h["spike_end"]
             before = [q[2] for q in reqs if a - 5 <= q[1] < a]
@@ -290,19 +291,6 @@ def analyse_run(out, d):
             r["spike_recover_s"] = rec
             r["breached"] = delta(svcs.get("pgexec_breached", []), a, b + 5)
     return r
-
-
-def kv_space(path):
-    d = {}
-    try:
-        with open(path) as f:
-            for line in f:
-                x = line.split()
-                if len(x) == 2:
-                    d[x[0]] = float(x[1])
-    except (OSError, ValueError):
-        pass
-    return d
 
 
 def ci_median(xs):

@@ -43,7 +43,7 @@ out=$(ctl status) || fail "execguardctl status failed: $out"
 echo "$out"
 echo "$out" | grep -Eq "^$A +yes +1 .*memory.exec_protect=max, covers - \(policy web\)" || fail "status row for $A wrong"
 echo "$out" | grep -q "^$B " && fail "status lists the unprotected $B"
-echo "$out" | grep -q "backend kernel, 1 process protected" || fail "status header wrong"
+status_protects 1 0 || fail "status header wrong: $(ctl --json status 2>&1)"
 pass "status shows $A protected by rule web"
 
 out=$(ctl explain "$pa") || fail "explain failed: $out"
@@ -125,7 +125,7 @@ pass "protection goes on without the bus"
 
 start_bus
 wait_event 15 BUS_BACK || fail "no reconnect"
-wait_ctl "backend kernel, 2 processes protected" status || fail "status after reconnect: $(ctl status 2>&1)"
+wait_until 15 status_protects 2 0 || fail "status after reconnect: $(ctl --json status 2>&1)"
 pass "back on the bus"
 
 stop_daemon || fail "daemon exit status $?"

@@ -72,4 +72,13 @@ ctl_says() { # PATTERN ARGS...
 }
 wait_ctl() { wait_until 10 ctl_says "$@"; }
 
+# status_protects PROCESSES CGROUPS: execguardctl --json status counts
+# that many processes and cgroups protected whole.
+status_protects() {
+	ctl --json status 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+sys.exit(0 if (d["processes_protected"], d["cgroups_protected"]) == (int(sys.argv[1]), int(sys.argv[2])) else 1)' "$1" "$2"
+}
+
 json_ok() { python3 -m json.tool > /dev/null; }

@@ -140,7 +140,10 @@ DAEMON_WRAP=()
 READY_SECS=10
 start_daemon() {
 	[ -n "$EXECGUARDD" ] || fail "EXECGUARDD is not set (meson sets it)"
-	"${DAEMON_WRAP[@]}" "$EXECGUARDD" -c "$T/etc/execguard.conf" --log-target=stderr-fields "$@" > "$T/daemon.log" 2>&1 &
+	# Emptied here, not by the background job's redirection: that runs
+	# in the child, maybe after wait_event has read the last life's log.
+	: > "$T/daemon.log"
+	"${DAEMON_WRAP[@]}" "$EXECGUARDD" -c "$T/etc/execguard.conf" --log-target=stderr-fields "$@" >> "$T/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	wait_event "$READY_SECS" STARTED || fail "daemon did not become ready"
 }

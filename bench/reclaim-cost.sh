@@ -94,6 +94,7 @@ gcc -O2 -o "$work/mapper" "$work/mapper.c"
 # a page at a time, once
 cat >"$work/mmapcat.c" <<'EOF'
 #include <fcntl.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 int main(int argc, char **argv)

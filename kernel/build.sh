@@ -16,7 +16,8 @@
 # are in the "selftests" directory next to it. Everything else goes to
 # stderr.
 #
-# Usage: kernel/build.sh [--debug | --wide | --lockstat | --unpatched] [--jobs N]
+# Usage: kernel/build.sh [--debug | --wide | --lockstat | --unpatched | --execstorm]
+#                        [--jobs N]
 #                        [--source-only]
 #   --debug        add KASAN and lockdep (kernel/config/debug.config)
 #   --wide         add THP (read-only THP for file text), NUMA and all of
@@ -28,6 +29,9 @@
 #                  in its own directory ($EXECGUARD_KERNEL_DIR-lockstat)
 #   --unpatched    the same kernel without the series (what users run
 #                  today), in its own directory ($EXECGUARD_KERNEL_DIR-unpatched)
+#   --execstorm    the base with only kernel/execstorm/ (the binfmt_elf and
+#                  mm/vma pair, a series of its own), in its own directory
+#                  ($EXECGUARD_KERNEL_DIR-execstorm)
 #   --jobs N       make -jN (default 3)
 #   --source-only  only prepare the patched source tree; print its path
 
@@ -50,10 +54,11 @@ while [ $# -gt 0 ]; do
 	--wide) variant=wide ;;
 	--lockstat) variant=lockstat ;;
 	--unpatched) variant=unpatched ;;
+	--execstorm) variant=execstorm ;;
 	--jobs) jobs=$2; shift ;;
 	--jobs=*) jobs=${1#--jobs=} ;;
 	--source-only) source_only=true ;;
-	-h|--help) sed -n '3,32s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,36s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) die "unknown option $1" ;;
 	esac
 	shift
@@ -96,6 +101,7 @@ fi
 # The lockstat variant's extra patches must not reach the other variants'
 # shared source tree
 [ "$variant" = lockstat ] && kdir=$kdir-lockstat
+[ "$variant" = execstorm ] && kdir=$kdir-execstorm
 mkdir -p "$kdir"
 exec 9>"$kdir/.lock"
 flock 9
@@ -128,7 +134,13 @@ if [ ! -d "$src/.git" ] || [ "$(cat "$src/.execguard-base" 2>/dev/null)" != "$ba
 fi
 
 series=()
-[ "$variant" = unpatched ] || mapfile -t series < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$patches/series")
+case $variant in
+unpatched) ;;
+execstorm)
+	mapfile -t series < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's|^|../execstorm/|' \
+		"$here/execstorm/series") ;;
+*) mapfile -t series < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$patches/series") ;;
+esac
 series_files=("$patches/series")
 for p in "${series[@]}"; do
 	[ -f "$patches/$p" ] || die "patch $p in series not found"
@@ -218,11 +230,12 @@ else
 
 	selftests=$src/tools/testing/selftests/cgroup
 	mkdir -p "$result/selftests"
-	[ "$variant" = unpatched ] || gcc -O2 -Wall -pthread -I"$src/tools/testing/selftests" \
+	case $variant in unpatched|execstorm) has_selftest=false ;; *) has_selftest=true ;; esac
+	! $has_selftest || gcc -O2 -Wall -pthread -I"$src/tools/testing/selftests" \
 		-o "$result/selftests/test_exec_protect.new" \
 		"$selftests/test_exec_protect.c" "$selftests/cgroup_util.c" >&2 ||
 		die "selftest build failed"
-	[ "$variant" = unpatched ] ||
+	! $has_selftest ||
 		mv "$result/selftests/test_exec_protect.new" "$result/selftests/test_exec_protect"
 	cp "$out/arch/x86/boot/bzImage" "$result/bzImage.new"
 	mv "$result/bzImage.new" "$result/bzImage"

@@ -5,14 +5,16 @@
 # series) from a git tree of the kernel source in which the series is a
 # run of commits on top of BASE.
 #
-# Usage: kernel/format-patches.sh TREE BASE COVER.txt
+# Usage: kernel/format-patches.sh TREE BASE COVER.txt [OUT]
 #   COVER.txt: first line the subject, then the cover letter's body.
+#   OUT: where to write them (default kernel/patches; kernel/execstorm
+#   for the exec-storm pair, a series of its own)
 
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 tree=$1 base=$2 cover=$3
-out=$here/patches
+out=${4:-$here/patches}
 
 rm -f "$out"/*.patch "$out/series"
 mkdir -p "$out"

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# scripts/checkpatch.pl --strict over kernel/patches (the cover letter
-# aside), in the source tree that kernel/build.sh prepares.
+# scripts/checkpatch.pl --strict over kernel/patches and kernel/execstorm
+# (the cover letters aside), in the source tree that kernel/build.sh
+# prepares.
 
 set -euo pipefail
 
@@ -21,11 +22,15 @@ fi
 src=$("$repo/kernel/build.sh" --source-only | tail -n1)
 mapfile -t patches < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$repo/kernel/patches/series")
 [ ${#patches[@]} -gt 0 ] || { echo "error: empty series" >&2; exit 1; }
+patches=("${patches[@]/#/patches/}")
+mapfile -t pair < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's|^|execstorm/|' "$repo/kernel/execstorm/series")
+[ ${#pair[@]} -gt 0 ] || { echo "error: empty kernel/execstorm/series" >&2; exit 1; }
+patches+=("${pair[@]}")
 
 rc=0
 for p in "${patches[@]}"; do
 	out=$(cd "$src" && perl scripts/checkpatch.pl --strict --show-types \
-		"$repo/kernel/patches/$p" 2>&1) || true
+		"$repo/kernel/$p" 2>&1) || true
 	if grep -q '^total: 0 errors, 0 warnings, 0 checks' <<<"$out" &&
 	   ! grep -q 'Traceback' <<<"$out"; then
 		echo "ok: $p"

@@ -206,7 +206,7 @@ CONF
 		moderate) echo "hog_mib=$((avail_mib - ROOM_MODERATE))" ;;
 		severe) echo "hog_mib=$((avail_mib - ROOM_SEVERE))" ;;
 		slice|spike)
-			echo "slicemax_mib=$((ws_kb / 1024 + SLICE_HOG + SLICE_ROOM))"
+			echo "slicemax_mib=$((ws_kb / 1024 + SLICE_HOG + ROOM_SLICE))"
 			echo "hog_mib=$SLICE_HOG" ;;
 		unloaded) echo "hog_mib=0" ;;
 		esac >"$sizes"
@@ -214,7 +214,7 @@ CONF
 	fi
 	hog=$(sed -n 's/^hog_mib=//p' "$sizes")
 	slicemax=$(sed -n 's/^slicemax_mib=//p' "$sizes")
-	[ "$shape" = spike ] && spike=$((SLICE_ROOM + ws_kb / 2048))
+	[ "$shape" = spike ] && spike=$((ROOM_SLICE + ws_kb / 2048))
 
 	# the mode
 	local bound=0

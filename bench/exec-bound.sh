@@ -9,7 +9,10 @@
 # (--parent-limit), a third in an unlimited cgroup while an anonymous hog
 # leaves the guest --free of its memory (global reclaim and kswapd). With
 # --numa the guest has two nodes and the streams and the text are spread
-# over both. Every 100 ms for --seconds after --warmup, a sampler reads
+# over both. With --thp the protected task maps the text 2 MiB aligned and
+# collapses it into huge pages first (MADV_COLLAPSE; the --wide kernel's
+# read-only THP for file text), and the RESULT line says how much of it
+# was mapped huge (thp_kb). Every 100 ms for --seconds after --warmup, a sampler reads
 # how much of the text is resident (mincore) and memory.stat's
 # exec_protect_usage.
 #
@@ -24,13 +27,13 @@
 #                            [--reclaimers=9] [--text=64M] [--bound=16M]
 #                            [--limit=48M] [--parent-limit=96M]
 #                            [--free=160M] [--seconds=60] [--warmup=10]
-#                            [--mem=1G] [--numa]
+#                            [--mem=1G] [--numa] [--thp]
 #        (as root; the kernel of kernel/build.sh, or $EXECGUARD_BZIMAGE;
-#         THP text needs kernel/build.sh --wide, which --numa needs too)
+#         --thp needs kernel/build.sh --wide, which --numa needs too)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 lrus=classic,mglru touch=once reclaimers=9 text=64M bound=16M limit=48M
-parent_limit=96M free=160M seconds=60 warmup=10 mem=1G numa=false
+parent_limit=96M free=160M seconds=60 warmup=10 mem=1G numa=false thp=false
 for a in "$@"; do
 	case $a in
 	--lru=*) lrus=${a#*=} ;;
@@ -45,8 +48,9 @@ for a in "$@"; do
 	--warmup=*) warmup=${a#*=} ;;
 	--mem=*) mem=${a#*=} ;;
 	--numa) numa=true ;;
+	--thp) thp=true ;;
 	-h|--help) sed -n '/^# Does memory/,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
-	*) echo "usage: $0 [--lru=classic,mglru] [--touch=once|1s] [--reclaimers=N] [--text=64M] [--bound=16M] [--limit=48M] [--parent-limit=96M] [--free=160M] [--seconds=60] [--warmup=10] [--mem=1G] [--numa]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--lru=classic,mglru] [--touch=once|1s] [--reclaimers=N] [--text=64M] [--bound=16M] [--limit=48M] [--parent-limit=96M] [--free=160M] [--seconds=60] [--warmup=10] [--mem=1G] [--numa] [--thp]" >&2; exit 2 ;;
 	esac
 done
 [[ $touch =~ ^(once|1s)$ && $reclaimers =~ ^[0-9]+$ && $seconds =~ ^[0-9]+$ && $warmup =~ ^[0-9]+$ ]] || {
@@ -84,7 +88,7 @@ echo $bound > \$cg/bench/svc/memory.exec_protect
 run_in() { local g=\$1; shift; sh -c "echo \\\$\\\$ > \$cg/\$g/cgroup.procs; exec \$*"; }
 # the protected task, and its first pass through the text
 mkfifo ready
-run_in bench/svc $work/mapper text $period > ready &
+run_in bench/svc $work/mapper text $period $($thp && echo thp) > ready &
 head -c 1 ready > /dev/null
 # the anonymous hog: the guest keeps only $free beside it
 avail=\$(awk '/^MemAvailable:/ { print \$2 * 1024 }' /proc/meminfo)
@@ -105,7 +109,7 @@ EOF
 
 numa_args=()
 $numa && numa_args=(--numa)
-echo "# bench/exec-bound.sh --lru=$lrus --touch=$touch --reclaimers=$reclaimers --text=$text --bound=$bound --limit=$limit --parent-limit=$parent_limit --free=$free --seconds=$seconds --warmup=$warmup --mem=$mem$($numa && echo ' --numa')"
+echo "# bench/exec-bound.sh --lru=$lrus --touch=$touch --reclaimers=$reclaimers --text=$text --bound=$bound --limit=$limit --parent-limit=$parent_limit --free=$free --seconds=$seconds --warmup=$warmup --mem=$mem$($numa && echo ' --numa')$($thp && echo ' --thp')"
 echo "# kernel $bzimage; host load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) host CPUs"
 for lru in ${lrus//,/ }; do
 	case $lru in classic) v=n ;; mglru) v=y ;; *) echo "error: --lru: classic or mglru" >&2; exit 2 ;; esac
@@ -117,12 +121,13 @@ for lru in ${lrus//,/ }; do
 		echo "error: the $lru VM failed" >&2
 		exit 1
 	}
-	tr -d '\r' < "$work/out-$lru" | grep -a '^SAMPLE\|^VMSTAT' > "$work/samples-$lru"
+	tr -d '\r' < "$work/out-$lru" | grep -a '^SAMPLE\|^VMSTAT\|^THP' > "$work/samples-$lru"
 	python3 - "$work/samples-$lru" "$lru" "$(bytes "$bound")" "$touch" <<'PY'
 import sys
 path, lru, bound, touch = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 samples = [tuple(map(int, l.split()[1:])) for l in open(path) if l.startswith('SAMPLE')]
 vm = [l.strip() for l in open(path) if l.startswith('VMSTAT')]
+thp = [l.split('=')[1].strip() for l in open(path) if l.startswith('THP ')]
 if not samples:
     sys.exit('no samples')
 # a folio per CPU: the guest has 2 CPUs; a THP where text can be collapsed
@@ -131,7 +136,7 @@ res = [r for _, r, _ in samples]
 gap = max(abs(u - r) for _, r, u in samples)
 above = sum(r > bound + slack for r in res)
 below = sum(r < 0.9 * bound for r in res)
-print(f"RESULT lru={lru} touch={touch} samples={len(res)} resident_min={min(res) >> 10}K "
+print(f"RESULT lru={lru} touch={touch} thp_kb={thp[0] if thp else 'off'} samples={len(res)} resident_min={min(res) >> 10}K "
       f"resident_max={max(res) >> 10}K bound={bound >> 10}K above_bound_plus_slack={above} "
       f"below_0.9_bound={below} max_usage_gap={gap >> 10}K")
 for l in vm:

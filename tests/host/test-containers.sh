@@ -102,6 +102,8 @@ kill -HUP "$DAEMON_PID"
 wait_event 10 POLICY_LOADED || fail "no reload"
 run_in "$S/$B/container" sleep 600
 pb=$LAST_PID
+# A runtime calls createRuntime hooks once the process is in its cgroup
+wait_until 10 grep -q "$S/$B/container" "/proc/$pb/cgroup" || fail "pid $pb not in its cgroup"
 out=$(state "$id_b" "$pb" 64M | "$HOOK" 2>&1) || fail "the hook failed: $out"
 wait_event 10 CONTAINER_REQUEST EXECGUARD_CGROUP="'/$S/$B'" || fail "no CONTAINER_REQUEST for $B"
 last_event CONTAINER_REQUEST EXECGUARD_CGROUP="'/$S/$B'" | grep -q "LockBudget=16777216.*cut down to ContainerProtectMax=" ||

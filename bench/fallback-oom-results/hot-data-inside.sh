@@ -1,3 +1,6 @@
+# Superseded by the selftest test_exec_protect_hot_data (patch 9), the same
+# check in C that CI runs; kept only to reproduce 2026-12-06-hot-data.txt,
+# the runs that rejected the candidate fix.
 # The candidate fix's risk, as a check: a cgroup (memory.max 44M,
 # memory.exec_protect max) maps 16 MiB of text and touches it once (cold,
 # protected), maps 16 MiB of data read-only and keeps touching it (hot,

@@ -13,17 +13,22 @@
 # workingset_refault_file. Wall times of runs this short are noisy; the
 # page counts say where a difference comes from.
 #
+# --swap=SIZE runs them with a swap file of SIZE on the VM's ext4 disk
+# (default none, as in the selftest): with swap, MGLRU's scan reaches
+# anon and keeps kept folios out of the last cold generation differently
+# (patch 4), and that case is measured apart.
+#
 # --passes=N makes each task go through the text N times instead of
 # once: a sustained overload, in which the breach note's renewals and
 # probes (patch 3) are what is measured, rather than its onset.
 #
 # Usage: bench/fallback-oom.sh [--runs=N] [--mappers=N] [--limit=4M]
 #                              [--task-room=0] [--passes=1]
-#                              [--lru=classic,mglru]
+#                              [--lru=classic,mglru] [--swap=SIZE]
 #        (as root; the kernel of kernel/build.sh, or $EXECGUARD_BZIMAGE)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
-runs=60 mappers=20 limit=4M room=0 passes=1 lrus=classic,mglru
+runs=60 mappers=20 limit=4M room=0 passes=1 lrus=classic,mglru swap=0
 for a in "$@"; do
 	case $a in
 	--runs=*) runs=${a#*=} ;;
@@ -32,14 +37,17 @@ for a in "$@"; do
 	--task-room=*) room=${a#*=} ;;
 	--passes=*) passes=${a#*=} ;;
 	--lru=*) lrus=${a#*=} ;;
-	*) echo "usage: $0 [--runs=N] [--mappers=N] [--limit=4M] [--task-room=0] [--passes=1] [--lru=classic,mglru]" >&2; exit 2 ;;
+	--swap=*) swap=${a#*=} ;;
+	*) echo "usage: $0 [--runs=N] [--mappers=N] [--limit=4M] [--task-room=0] [--passes=1] [--lru=classic,mglru] [--swap=SIZE]" >&2; exit 2 ;;
 	esac
 done
-[[ $runs =~ ^[0-9]+$ && $mappers =~ ^[0-9]+$ && $passes =~ ^[1-9][0-9]*$ && $limit =~ ^[0-9]+[KMG]?$ && $room =~ ^[0-9]+[KMG]?$ ]] || {
-	echo "error: --runs, --mappers and --passes take numbers, --limit and --task-room bytes (K, M, G)" >&2
+[[ $runs =~ ^[0-9]+$ && $mappers =~ ^[0-9]+$ && $passes =~ ^[1-9][0-9]*$ && $limit =~ ^[0-9]+[KMG]?$ && $room =~ ^[0-9]+[KMG]?$ && $swap =~ ^[0-9]+[MG]?$ ]] || {
+	echo "error: --runs, --mappers and --passes take numbers, --limit, --task-room and --swap bytes (K, M, G; --swap M or G)" >&2
 	exit 2
 }
 room_bytes=$(numfmt --from=iec "$room")
+swap_mib=$(( $(numfmt --from=iec "$swap") / 1048576 ))
+[ "$swap" = 0 ] || [ "$swap_mib" -gt 0 ] || { echo "error: --swap: at least 1M" >&2; exit 2; }
 
 bzimage=${EXECGUARD_BZIMAGE:-$("$SRC/kernel/build.sh" | tail -n1)}
 kdir=${EXECGUARD_KERNEL_DIR:-/var/tmp/execguard-kernel}
@@ -61,9 +69,12 @@ grep -q "pass < $passes; pass++) touch_pages" "$work/test_exec_protect.c" || {
 gcc -O2 -w -pthread -I"$work" -I"$selftests" -I"$selftests/cgroup" -o "$work/fallback-oom" \
 	"$SRC/bench/fallback-oom.c" "$selftests/cgroup/cgroup_util.c"
 
-echo "# bench/fallback-oom.sh --runs=$runs --mappers=$mappers --limit=$limit --task-room=$room --passes=$passes --lru=$lrus"
+echo "# bench/fallback-oom.sh --runs=$runs --mappers=$mappers --limit=$limit --task-room=$room --passes=$passes --lru=$lrus --swap=$swap"
 echo "# kernel $bzimage"
 script="set -e"
+# The swap file goes on the scratch disk (the root is 9p under tmpfs).
+[ "$swap_mib" = 0 ] ||
+	script+="; dd if=/dev/zero of=swapfile bs=1M count=$swap_mib status=none; chmod 600 swapfile; mkswap -q swapfile; swapon swapfile; echo \"# swap \$(tail -n +2 /proc/swaps | tr -s '[:space:]' ' ')\""
 for lru in ${lrus//,/ }; do
 	case $lru in classic) v=n ;; mglru) v=y ;; *) echo "error: --lru: classic or mglru" >&2; exit 2 ;; esac
 	script+="; echo $v > /sys/kernel/mm/lru_gen/enabled; $work/fallback-oom $runs $mappers"
@@ -73,10 +84,10 @@ done
 # A pair of runs took up to 2 s on a loaded 2-core host: 3 s a pair, and
 # 10 minutes to boot and build.
 nr_lrus=$(tr ',' '\n' <<<"$lrus" | wc -l)
-"$SRC/tests/vm/vm-run.sh" --kernel "$bzimage" --mem 1G --disk 384M \
+"$SRC/tests/vm/vm-run.sh" --kernel "$bzimage" --mem 1G --disk $(( 384 + swap_mib ))M \
 	--timeout $(( 600 + runs * nr_lrus * 3 )) \
 	--log "$work/vm.log" -- bash -c "$script" >"$work/out" 2>&1 || true
-grep '^RESULT\|^STATS' "$work/out" || true
+grep '^RESULT\|^STATS\|^# swap' "$work/out" || true
 results=$(grep -c '^RESULT' "$work/out" || true)
 [ "$results" = "$nr_lrus" ] || {
 	tail -n 30 "$work/out"

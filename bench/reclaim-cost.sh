@@ -17,23 +17,31 @@
 # second of system time, and pgexec_protected. Median of --reps runs with
 # a 95% confidence interval of the median (order statistics); every run
 # is printed too.
+# With --paired=N, instead: one boot of the patched kernel per LRU runs
+# the stream 2N times, unused and elsewhere in turn (ABBA order), setting
+# and clearing the unrelated cgroup's memory.exec_protect (the static key
+# goes on and off) between runs; the ratio elsewhere / unused of each
+# pair is the figure, so a slow drift of the host's load or the guest's
+# state falls on both halves of a pair alike.
 #
 # Usage: bench/reclaim-cost.sh [--reps=3] [--lru=classic,mglru]
 #                              [--stream=512M] [--limit=64M]
 #                              [--mappers=20] [--text=16M]
 #                              [--workload=read|mmap] [--libc-mappers=0]
 #                              [--modes=unpatched,unused,elsewhere,protected]
+#                              [--paired=N]
 #        (as root; the kernels of kernel/build.sh and --unpatched, or
 #         $EXECGUARD_BZIMAGE and $EXECGUARD_BZIMAGE_UNPATCHED)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 reps=3 lrus=classic,mglru stream=512M limit=64M mappers=20 text=16M
-workload=read libc_mappers=0 modes=unpatched,unused,elsewhere,protected
+workload=read libc_mappers=0 modes=unpatched,unused,elsewhere,protected paired=0
 for a in "$@"; do
 	case $a in
 	--workload=*) workload=${a#*=} ;;
 	--libc-mappers=*) libc_mappers=${a#*=} ;;
 	--modes=*) modes=${a#*=} ;;
+	--paired=*) paired=${a#*=} ;;
 	--reps=*) reps=${a#*=} ;;
 	--lru=*) lrus=${a#*=} ;;
 	--stream=*) stream=${a#*=} ;;
@@ -41,13 +49,13 @@ for a in "$@"; do
 	--mappers=*) mappers=${a#*=} ;;
 	--text=*) text=${a#*=} ;;
 	-h|--help) sed -n '/^# What memory/,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
-	*) echo "usage: $0 [--reps=N] [--lru=classic,mglru] [--stream=512M] [--limit=64M] [--mappers=N] [--text=16M] [--workload=read|mmap] [--libc-mappers=N] [--modes=...]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--reps=N] [--lru=classic,mglru] [--stream=512M] [--limit=64M] [--mappers=N] [--text=16M] [--workload=read|mmap] [--libc-mappers=N] [--modes=...] [--paired=N]" >&2; exit 2 ;;
 	esac
 done
-[[ $reps =~ ^[0-9]+$ && $mappers =~ ^[0-9]+$ && $libc_mappers =~ ^[0-9]+$ &&
+[[ $reps =~ ^[0-9]+$ && $paired =~ ^[0-9]+$ && $mappers =~ ^[0-9]+$ && $libc_mappers =~ ^[0-9]+$ &&
    $stream =~ ^[0-9]+[KMG]$ && $limit =~ ^[0-9]+[KMG]$ && $text =~ ^[0-9]+[KMG]$ &&
    $workload =~ ^(read|mmap)$ && $modes =~ ^(unpatched|unused|elsewhere|protected)(,(unpatched|unused|elsewhere|protected))*$ ]] || {
-	echo "error: --reps, --mappers and --libc-mappers take numbers; --stream, --limit, --text sizes (K, M, G); --workload read or mmap; --modes a list of unpatched, unused, elsewhere, protected" >&2
+	echo "error: --reps, --paired, --mappers and --libc-mappers take numbers; --stream, --limit, --text sizes (K, M, G); --workload read or mmap; --modes a list of unpatched, unused, elsewhere, protected" >&2
 	exit 2
 }
 
@@ -147,7 +155,8 @@ for i in \$(seq $libc_mappers); do
 done
 sleep 2
 key() { awk -v k="\$2" '\$1 == k { print \$2 }' "\$1"; }
-for r in \$(seq \$reps); do
+# one stream through the cgroup: MODE [ROUND]
+measure() {
 	echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true
 	sys0=\$(key \$cg/bench/stream/cpu.stat system_usec)
 	scan0=\$(key \$cg/bench/stream/memory.stat pgscan)
@@ -162,17 +171,42 @@ for r in \$(seq \$reps); do
 	scan1=\$(key \$cg/bench/stream/memory.stat pgscan)
 	steal1=\$(key \$cg/bench/stream/memory.stat pgsteal)
 	prot1=\$(key \$cg/bench/stream/memory.stat pgexec_protected); prot1=\${prot1:-0}
-	echo "RUN \$lru \$mode wall_ms=\$(( (t1 - t0) / 1000000 )) sys_ms=\$(( (sys1 - sys0) / 1000 )) pgscan=\$(( scan1 - scan0 )) pgsteal=\$(( steal1 - steal0 )) pgexec_protected=\$(( prot1 - prot0 ))"
-done
+	echo "RUN \$lru \$1 \${2:+round=\$2 }wall_ms=\$(( (t1 - t0) / 1000000 )) sys_ms=\$(( (sys1 - sys0) / 1000 )) pgscan=\$(( scan1 - scan0 )) pgsteal=\$(( steal1 - steal0 )) pgexec_protected=\$(( prot1 - prot0 ))"
+}
+if [ "\$mode" = paired ]; then
+	# ABBA: unused first in odd rounds, elsewhere first in even ones
+	for r in \$(seq \$reps); do
+		order="unused elsewhere"
+		[ \$((r % 2)) = 0 ] && order="elsewhere unused"
+		for m in \$order; do
+			if [ \$m = elsewhere ]; then echo max; else echo 0; fi > \$cg/other/memory.exec_protect
+			measure \$m \$r
+		done
+	done
+else
+	for r in \$(seq \$reps); do measure \$mode; done
+fi
 EOF
 
-echo "# bench/reclaim-cost.sh --reps=$reps --lru=$lrus --stream=$stream --limit=$limit --mappers=$mappers --text=$text --workload=$workload --libc-mappers=$libc_mappers --modes=$modes"
+echo "# bench/reclaim-cost.sh --reps=$reps --lru=$lrus --stream=$stream --limit=$limit --mappers=$mappers --text=$text --workload=$workload --libc-mappers=$libc_mappers --modes=$modes --paired=$paired"
 echo "# kernels: $patched, $unpatched"
 echo "# host load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 # One run per VM, the modes in turn, round after round: a change in the
 # host's load falls on every mode alike
 for lru in ${lrus//,/ }; do
 	case $lru in classic) v=n ;; mglru) v=y ;; *) echo "error: --lru: classic or mglru" >&2; exit 2 ;; esac
+	if [ "$paired" -gt 0 ]; then
+		"$SRC/tests/vm/vm-run.sh" --kernel "$patched" --mem 1G --disk 1G --timeout $((1800 + paired * 600)) \
+			--log "$work/vm-$lru-paired.log" -- \
+			bash -c "echo $v > /sys/kernel/mm/lru_gen/enabled; bash $work/inside.sh paired $paired $lru" \
+			>"$work/out-$lru-paired" 2>&1 || {
+			tail -n 20 "$work/out-$lru-paired" >&2
+			echo "error: the $lru paired VM failed" >&2
+			exit 1
+		}
+		grep -a '^RUN' "$work/out-$lru-paired" | tr -d '\r'
+		continue
+	fi
 	for round in $(seq "$reps"); do
 		for mode in ${modes//,/ }; do
 			kernel=$patched
@@ -233,4 +267,25 @@ for (lru, mode), runs in rows.items():
     print(f"| {lru} | {mode} | {len(runs)} | {cell([r['sys_ms'] for r in runs], 1/1000)} | "
           f"{cell(rate, 1, '{:.0f}')} | {cell([r['wall_ms'] for r in runs], 1/1000)} | "
           f"{cell([r['pgscan'] for r in runs], 1, '{:.0f}')} | {statistics.median(r['pgexec_protected'] for r in runs):.0f} |")
+
+# --paired: the ratio elsewhere / unused of each round (one boot)
+for lru in sorted({l for l, _ in rows}):
+    by_round = {}
+    for mode in ('unused', 'elsewhere'):
+        for r in rows.get((lru, mode), []):
+            if 'round' in r:
+                by_round.setdefault(r['round'], {})[mode] = r
+    pairs = [p for p in by_round.values() if len(p) == 2 and p['unused']['sys_ms'] and p['unused']['pgscan']]
+    if not pairs:
+        continue
+    print()
+    print(f'Paired, {lru}: elsewhere / unused within each of {len(pairs)} rounds of one boot, median [95% CI of the median].')
+    print()
+    print('| ratio of | elsewhere / unused |')
+    print('| --- | --- |')
+    for key, label in (('sys_ms', 'system CPU'), ('pgscan', 'pgscan'), ('wall_ms', 'wall')):
+        print(f"| {label} | {cell([p['elsewhere'][key] / p['unused'][key] for p in pairs], 1, '{:.3f}')} |")
+    sys_per_scan = [(p['elsewhere']['sys_ms'] / p['elsewhere']['pgscan']) / (p['unused']['sys_ms'] / p['unused']['pgscan'])
+                    for p in pairs if p['elsewhere']['pgscan']]
+    print(f"| system CPU per page scanned | {cell(sys_per_scan, 1, '{:.3f}')} |")
 PY

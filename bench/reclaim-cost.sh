@@ -17,6 +17,9 @@
 # second of system time, and pgexec_protected. Median of --reps runs with
 # a 95% confidence interval of the median (order statistics); every run
 # is printed too.
+# With --per-boot=K each boot streams K times and the figure of a boot is
+# their median; each round's boots of the modes are next to each other in
+# time, and the ratios between modes are taken round by round as well.
 # With --paired=N, instead: one boot of the patched kernel per LRU runs
 # the stream 2N times, unused and elsewhere in turn (ABBA order), setting
 # and clearing the unrelated cgroup's memory.exec_protect (the static key
@@ -29,19 +32,20 @@
 #                              [--mappers=20] [--text=16M]
 #                              [--workload=read|mmap] [--libc-mappers=0]
 #                              [--modes=unpatched,unused,elsewhere,protected]
-#                              [--paired=N]
+#                              [--per-boot=1] [--paired=N]
 #        (as root; the kernels of kernel/build.sh and --unpatched, or
 #         $EXECGUARD_BZIMAGE and $EXECGUARD_BZIMAGE_UNPATCHED)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 reps=3 lrus=classic,mglru stream=512M limit=64M mappers=20 text=16M
-workload=read libc_mappers=0 modes=unpatched,unused,elsewhere,protected paired=0
+workload=read libc_mappers=0 modes=unpatched,unused,elsewhere,protected paired=0 per_boot=1
 for a in "$@"; do
 	case $a in
 	--workload=*) workload=${a#*=} ;;
 	--libc-mappers=*) libc_mappers=${a#*=} ;;
 	--modes=*) modes=${a#*=} ;;
 	--paired=*) paired=${a#*=} ;;
+	--per-boot=*) per_boot=${a#*=} ;;
 	--reps=*) reps=${a#*=} ;;
 	--lru=*) lrus=${a#*=} ;;
 	--stream=*) stream=${a#*=} ;;
@@ -49,13 +53,13 @@ for a in "$@"; do
 	--mappers=*) mappers=${a#*=} ;;
 	--text=*) text=${a#*=} ;;
 	-h|--help) sed -n '/^# What memory/,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
-	*) echo "usage: $0 [--reps=N] [--lru=classic,mglru] [--stream=512M] [--limit=64M] [--mappers=N] [--text=16M] [--workload=read|mmap] [--libc-mappers=N] [--modes=...] [--paired=N]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--reps=N] [--lru=classic,mglru] [--stream=512M] [--limit=64M] [--mappers=N] [--text=16M] [--workload=read|mmap] [--libc-mappers=N] [--modes=...] [--per-boot=K] [--paired=N]" >&2; exit 2 ;;
 	esac
 done
-[[ $reps =~ ^[0-9]+$ && $paired =~ ^[0-9]+$ && $mappers =~ ^[0-9]+$ && $libc_mappers =~ ^[0-9]+$ &&
+[[ $reps =~ ^[0-9]+$ && $paired =~ ^[0-9]+$ && $per_boot =~ ^[1-9][0-9]*$ && $mappers =~ ^[0-9]+$ && $libc_mappers =~ ^[0-9]+$ &&
    $stream =~ ^[0-9]+[KMG]$ && $limit =~ ^[0-9]+[KMG]$ && $text =~ ^[0-9]+[KMG]$ &&
    $workload =~ ^(read|mmap)$ && $modes =~ ^(unpatched|unused|elsewhere|protected)(,(unpatched|unused|elsewhere|protected))*$ ]] || {
-	echo "error: --reps, --paired, --mappers and --libc-mappers take numbers; --stream, --limit, --text sizes (K, M, G); --workload read or mmap; --modes a list of unpatched, unused, elsewhere, protected" >&2
+	echo "error: --reps, --per-boot, --paired, --mappers and --libc-mappers take numbers; --stream, --limit, --text sizes (K, M, G); --workload read or mmap; --modes a list of unpatched, unused, elsewhere, protected" >&2
 	exit 2
 }
 
@@ -126,7 +130,7 @@ gcc -O2 -o "$work/mmapcat" "$work/mmapcat.c"
 reader="cat stream"
 [ "$workload" = mmap ] && reader="$work/mmapcat stream"
 
-# Runs in the VM, in the scratch disk: MODE REPS
+# Runs in the VM, in the scratch disk: MODE REPS LRU [ROUND]
 cat >"$work/inside.sh" <<EOF
 set -eu
 mode=\$1 reps=\$2 lru=\$3
@@ -184,11 +188,11 @@ if [ "\$mode" = paired ]; then
 		done
 	done
 else
-	for r in \$(seq \$reps); do measure \$mode; done
+	for r in \$(seq \$reps); do measure \$mode \${4:-}; done
 fi
 EOF
 
-echo "# bench/reclaim-cost.sh --reps=$reps --lru=$lrus --stream=$stream --limit=$limit --mappers=$mappers --text=$text --workload=$workload --libc-mappers=$libc_mappers --modes=$modes --paired=$paired"
+echo "# bench/reclaim-cost.sh --reps=$reps --lru=$lrus --stream=$stream --limit=$limit --mappers=$mappers --text=$text --workload=$workload --libc-mappers=$libc_mappers --modes=$modes --per-boot=$per_boot --paired=$paired"
 echo "# kernels: $patched, $unpatched"
 echo "# host load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 # One run per VM, the modes in turn, round after round: a change in the
@@ -213,7 +217,7 @@ for lru in ${lrus//,/ }; do
 			[ "$mode" = unpatched ] && kernel=$unpatched
 			"$SRC/tests/vm/vm-run.sh" --kernel "$kernel" --mem 1G --disk 1G --timeout 1800 \
 				--log "$work/vm-$lru-$mode.log" -- \
-				bash -c "echo $v > /sys/kernel/mm/lru_gen/enabled; bash $work/inside.sh $mode 1 $lru" \
+				bash -c "echo $v > /sys/kernel/mm/lru_gen/enabled; bash $work/inside.sh $mode $per_boot $lru $round" \
 				>"$work/out-$lru-$mode" 2>&1 || {
 				tail -n 20 "$work/out-$lru-$mode" >&2
 				echo "error: the $lru $mode VM failed" >&2
@@ -268,24 +272,35 @@ for (lru, mode), runs in rows.items():
           f"{cell(rate, 1, '{:.0f}')} | {cell([r['wall_ms'] for r in runs], 1/1000)} | "
           f"{cell([r['pgscan'] for r in runs], 1, '{:.0f}')} | {statistics.median(r['pgexec_protected'] for r in runs):.0f} |")
 
-# --paired: the ratio elsewhere / unused of each round (one boot)
+# Ratios between modes round by round: a round's boots ran next to each
+# other; a boot's figure is the median of its runs
+boots = {}
+for (lru, mode), runs in rows.items():
+    for r in runs:
+        if 'round' in r:
+            boots.setdefault((lru, mode, r['round']), []).append(r)
+ratios = (('unused', 'unpatched'), ('elsewhere', 'unused'), ('protected', 'unused'))
 for lru in sorted({l for l, _ in rows}):
-    by_round = {}
-    for mode in ('unused', 'elsewhere'):
-        for r in rows.get((lru, mode), []):
-            if 'round' in r:
-                by_round.setdefault(r['round'], {})[mode] = r
-    pairs = [p for p in by_round.values() if len(p) == 2 and p['unused']['sys_ms'] and p['unused']['pgscan']]
-    if not pairs:
-        continue
-    print()
-    print(f'Paired, {lru}: elsewhere / unused within each of {len(pairs)} rounds of one boot, median [95% CI of the median].')
-    print()
-    print('| ratio of | elsewhere / unused |')
-    print('| --- | --- |')
-    for key, label in (('sys_ms', 'system CPU'), ('pgscan', 'pgscan'), ('wall_ms', 'wall')):
-        print(f"| {label} | {cell([p['elsewhere'][key] / p['unused'][key] for p in pairs], 1, '{:.3f}')} |")
-    sys_per_scan = [(p['elsewhere']['sys_ms'] / p['elsewhere']['pgscan']) / (p['unused']['sys_ms'] / p['unused']['pgscan'])
-                    for p in pairs if p['elsewhere']['pgscan']]
-    print(f"| system CPU per page scanned | {cell(sys_per_scan, 1, '{:.3f}')} |")
+    lines = []
+    for a, b in ratios:
+        rounds = sorted({k[2] for k in boots if k[0] == lru and k[1] == a} & {k[2] for k in boots if k[0] == lru and k[1] == b})
+        if not rounds:
+            continue
+        per = []
+        for rd in rounds:
+            ma = {k: statistics.median(x[k] for x in boots[(lru, a, rd)]) for k in ('sys_ms', 'pgscan', 'wall_ms')}
+            mb = {k: statistics.median(x[k] for x in boots[(lru, b, rd)]) for k in ('sys_ms', 'pgscan', 'wall_ms')}
+            if mb['sys_ms'] and mb['pgscan'] and ma['pgscan']:
+                per.append((ma['sys_ms'] / mb['sys_ms'], ma['pgscan'] / mb['pgscan'],
+                            (ma['sys_ms'] / ma['pgscan']) / (mb['sys_ms'] / mb['pgscan'])))
+        if per:
+            lines.append(f"| {a} / {b} | {len(per)} | {cell([x[0] for x in per], 1, '{:.3f}')} | "
+                         f"{cell([x[1] for x in per], 1, '{:.3f}')} | {cell([x[2] for x in per], 1, '{:.3f}')} |")
+    if lines:
+        print()
+        print(f'Ratios round by round, {lru}, median [95% CI of the median]:')
+        print()
+        print('| ratio | rounds | system CPU | pgscan | system CPU per page scanned |')
+        print('| --- | --- | --- | --- | --- |')
+        print('\n'.join(lines))
 PY

@@ -20,6 +20,13 @@
 # With --per-boot=K each boot streams K times and the figure of a boot is
 # their median; each round's boots of the modes are next to each other in
 # time, and the ratios between modes are taken round by round as well.
+# With --insns the guests run under TCG with one CPU and the kinsn plugin
+# (bench/kinsn), and each run also reports the instructions the kernel
+# executed during the stream, in mm/vmscan.o, mm/rmap.o, mm/memcontrol.o,
+# mm/filemap.o and the rest of it: a count the host's load does not
+# change, where the guest's clock moves with it. It needs each kernel's
+# vmlinux and objects (the build-* directory beside kernel/build.sh's
+# output).
 # With --paired=N, instead: one boot of the patched kernel per LRU runs
 # the stream 2N times, unused and elsewhere in turn (ABBA order), setting
 # and clearing the unrelated cgroup's memory.exec_protect (the static key
@@ -32,13 +39,13 @@
 #                              [--mappers=20] [--text=16M]
 #                              [--workload=read|mmap] [--libc-mappers=0]
 #                              [--modes=unpatched,unused,elsewhere,protected]
-#                              [--per-boot=1] [--paired=N]
+#                              [--per-boot=1] [--paired=N] [--insns]
 #        (as root; the kernels of kernel/build.sh and --unpatched, or
 #         $EXECGUARD_BZIMAGE and $EXECGUARD_BZIMAGE_UNPATCHED)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 reps=3 lrus=classic,mglru stream=512M limit=64M mappers=20 text=16M
-workload=read libc_mappers=0 modes=unpatched,unused,elsewhere,protected paired=0 per_boot=1
+workload=read libc_mappers=0 modes=unpatched,unused,elsewhere,protected paired=0 per_boot=1 insns=0
 for a in "$@"; do
 	case $a in
 	--workload=*) workload=${a#*=} ;;
@@ -46,6 +53,7 @@ for a in "$@"; do
 	--modes=*) modes=${a#*=} ;;
 	--paired=*) paired=${a#*=} ;;
 	--per-boot=*) per_boot=${a#*=} ;;
+	--insns) insns=1 ;;
 	--reps=*) reps=${a#*=} ;;
 	--lru=*) lrus=${a#*=} ;;
 	--stream=*) stream=${a#*=} ;;
@@ -53,7 +61,7 @@ for a in "$@"; do
 	--mappers=*) mappers=${a#*=} ;;
 	--text=*) text=${a#*=} ;;
 	-h|--help) sed -n '/^# What memory/,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
-	*) echo "usage: $0 [--reps=N] [--lru=classic,mglru] [--stream=512M] [--limit=64M] [--mappers=N] [--text=16M] [--workload=read|mmap] [--libc-mappers=N] [--modes=...] [--per-boot=K] [--paired=N]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--reps=N] [--lru=classic,mglru] [--stream=512M] [--limit=64M] [--mappers=N] [--text=16M] [--workload=read|mmap] [--libc-mappers=N] [--modes=...] [--per-boot=K] [--paired=N] [--insns]" >&2; exit 2 ;;
 	esac
 done
 [[ $reps =~ ^[0-9]+$ && $paired =~ ^[0-9]+$ && $per_boot =~ ^[1-9][0-9]*$ && $mappers =~ ^[0-9]+$ && $libc_mappers =~ ^[0-9]+$ &&
@@ -67,6 +75,26 @@ patched=${EXECGUARD_BZIMAGE:-$("$SRC/kernel/build.sh" | tail -n1)}
 unpatched=${EXECGUARD_BZIMAGE_UNPATCHED:-$("$SRC/kernel/build.sh" --unpatched | tail -n1)}
 work=$(mktemp -d /var/tmp/reclaim-cost.XXXXXX)
 trap '[ "$BASHPID" = $$ ] && rm -rf "$work"' EXIT
+
+# --insns: the plugin, and for each kernel its objects' text ranges and
+# the marker (drop_caches_sysctl_handler: each run writes drop_caches as
+# it starts and as it ends)
+vm_args=()
+plugin_args() { :; }
+if [ "$insns" = 1 ]; then
+	plugin=$("$SRC/bench/kinsn/build.sh")
+	for k in patched unpatched; do
+		bz=${!k}
+		b=$(dirname "$(dirname "$bz")")/build-$(basename "$(dirname "$bz")")
+		[ -f "$b/vmlinux" ] || { echo "error: --insns needs $b/vmlinux (the build of $bz)" >&2; exit 1; }
+		"$SRC/bench/kinsn/ranges.sh" "$b" mm/vmscan.o mm/rmap.o mm/memcontrol.o mm/filemap.o >"$work/ranges-$k"
+		nm "$b/vmlinux" | awk '$3 == "drop_caches_sysctl_handler" { print "0x" $1 }' >"$work/marker-$k"
+		[ -s "$work/marker-$k" ] || { echo "error: no drop_caches_sysctl_handler in $b/vmlinux" >&2; exit 1; }
+	done
+	vm_args=(--accel tcg --smp 1)
+	# plugin_args KERNEL-NAME OUT: vm-run.sh's --plugin for that boot
+	plugin_args() { echo "--plugin $plugin,ranges=$work/ranges-$1,out=$2,marker=$(cat "$work/marker-$1")"; }
+fi
 
 # An idle task that maps the text executable, touches each page once, lets
 # it age (MADV_COLD: young bits cleared, on the inactive list, where
@@ -169,6 +197,8 @@ measure() {
 	t0=\$(date +%s%N)
 	sh -c "echo \\\$\\\$ > \$cg/bench/stream/cgroup.procs; exec $reader" > /dev/null
 	t1=\$(date +%s%N)
+	# --insns: the end of the run for kinsn
+	[ $insns = 0 ] || echo 3 > /proc/sys/vm/drop_caches
 	# memory.stat is flushed lazily (every 2 s): let it catch up
 	sleep 3
 	sys1=\$(key \$cg/bench/stream/cpu.stat system_usec)
@@ -192,38 +222,64 @@ else
 fi
 EOF
 
-echo "# bench/reclaim-cost.sh --reps=$reps --lru=$lrus --stream=$stream --limit=$limit --mappers=$mappers --text=$text --workload=$workload --libc-mappers=$libc_mappers --modes=$modes --per-boot=$per_boot --paired=$paired"
+echo "# bench/reclaim-cost.sh --reps=$reps --lru=$lrus --stream=$stream --limit=$limit --mappers=$mappers --text=$text --workload=$workload --libc-mappers=$libc_mappers --modes=$modes --per-boot=$per_boot --paired=$paired$([ "$insns" = 1 ] && echo ' --insns')"
 echo "# kernels: $patched, $unpatched"
 echo "# host load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 # One run per VM, the modes in turn, round after round: a change in the
 # host's load falls on every mode alike
+# boot KERNEL-NAME LRU TAG ARGS...: one VM, inside.sh ARGS; its RUN lines,
+# with --insns each with the kernel's instructions during the run
+boot() {
+	local k=$1 lru=$2 tag=$3 v=n kout=$work/kinsn-$3
+	shift 3
+	[ "$lru" = mglru ] && v=y
+	rm -f "$kout"
+	# shellcheck disable=SC2046
+	"$SRC/tests/vm/vm-run.sh" --kernel "${!k}" --mem 1G --disk 1G --timeout $((1800 + (per_boot + 2 * paired) * 600)) \
+		"${vm_args[@]}" $(plugin_args "$k" "$kout") --log "$work/vm-$tag.log" -- \
+		bash -c "echo $v > /sys/kernel/mm/lru_gen/enabled; bash $work/inside.sh $*" \
+		>"$work/out-$tag" 2>&1 || {
+		tail -n 20 "$work/out-$tag" >&2
+		echo "error: the $tag VM failed" >&2
+		exit 1
+	}
+	grep -a '^RUN' "$work/out-$tag" | tr -d '\r' >"$work/runs-$tag"
+	if [ "$insns" = 0 ]; then
+		cat "$work/runs-$tag"
+		return
+	fi
+	# marks: 0 the setup's drop_caches, then 2 a run (its start, its end)
+	python3 - "$work/runs-$tag" "$kout" <<'PY'
+import sys, collections
+runs = [l.rstrip('\n') for l in open(sys.argv[1])]
+marks = []
+for line in open(sys.argv[2]):
+    what, _, *kv = line.split()
+    c = collections.Counter()
+    for x in kv:
+        k, v = x.split('=')
+        c[k] += int(v)
+    marks.append(c)
+if len(marks) < 1 + 2 * len(runs):
+    sys.exit(f"kinsn: {len(marks)} marks for {len(runs)} runs")
+for i, run in enumerate(runs):
+    a, b = marks[1 + 2 * i], marks[2 + 2 * i]
+    d = {k: b[k] - a[k] for k in b}
+    total = sum(v for k, v in d.items() if k != 'user')
+    print(run, ' '.join(f'insn_{k}={v}' for k, v in d.items() if k != 'user'), f'insn_kernel_total={total}')
+PY
+}
 for lru in ${lrus//,/ }; do
-	case $lru in classic) v=n ;; mglru) v=y ;; *) echo "error: --lru: classic or mglru" >&2; exit 2 ;; esac
+	case $lru in classic|mglru) ;; *) echo "error: --lru: classic or mglru" >&2; exit 2 ;; esac
 	if [ "$paired" -gt 0 ]; then
-		"$SRC/tests/vm/vm-run.sh" --kernel "$patched" --mem 1G --disk 1G --timeout $((1800 + paired * 600)) \
-			--log "$work/vm-$lru-paired.log" -- \
-			bash -c "echo $v > /sys/kernel/mm/lru_gen/enabled; bash $work/inside.sh paired $paired $lru" \
-			>"$work/out-$lru-paired" 2>&1 || {
-			tail -n 20 "$work/out-$lru-paired" >&2
-			echo "error: the $lru paired VM failed" >&2
-			exit 1
-		}
-		grep -a '^RUN' "$work/out-$lru-paired" | tr -d '\r'
+		boot patched "$lru" "$lru-paired" paired "$paired" "$lru"
 		continue
 	fi
 	for round in $(seq "$reps"); do
 		for mode in ${modes//,/ }; do
-			kernel=$patched
-			[ "$mode" = unpatched ] && kernel=$unpatched
-			"$SRC/tests/vm/vm-run.sh" --kernel "$kernel" --mem 1G --disk 1G --timeout 1800 \
-				--log "$work/vm-$lru-$mode.log" -- \
-				bash -c "echo $v > /sys/kernel/mm/lru_gen/enabled; bash $work/inside.sh $mode $per_boot $lru $round" \
-				>"$work/out-$lru-$mode" 2>&1 || {
-				tail -n 20 "$work/out-$lru-$mode" >&2
-				echo "error: the $lru $mode VM failed" >&2
-				exit 1
-			}
-			grep -a '^RUN' "$work/out-$lru-$mode" | tr -d '\r'
+			k=patched
+			[ "$mode" = unpatched ] && k=unpatched
+			boot "$k" "$lru" "$lru-$mode" "$mode" "$per_boot" "$lru" "$round"
 		done
 	done
 done | tee "$work/runs"
@@ -303,4 +359,48 @@ for lru in sorted({l for l, _ in rows}):
         print('| ratio | rounds | system CPU | pgscan | system CPU per page scanned |')
         print('| --- | --- | --- | --- | --- |')
         print('\n'.join(lines))
+
+# --insns: the kernel's instructions during a run, by object, and their
+# ratios round by round
+if any('insn_kernel_total' in r for runs in rows.values() for r in runs):
+    objs = ['kernel_total', 'vmscan', 'rmap', 'memcontrol', 'filemap', 'kernel']
+    print()
+    print('Instructions the kernel executed during a run, millions, median [95% CI of the median]'
+          ' ("kernel": the rest of it); per page scanned:')
+    print()
+    print('| LRU | kernel / protection | runs | ' + ' | '.join(objs) + ' | kernel_total per page scanned | vmscan+rmap+memcontrol per page scanned |')
+    print('| --- | --- | --- | ' + ' | '.join('---' for _ in objs) + ' | --- | --- |')
+    for (lru, mode), runs in rows.items():
+        runs = [r for r in runs if 'insn_kernel_total' in r and r['pgscan']]
+        if not runs:
+            continue
+        per_scan = [r['insn_kernel_total'] / r['pgscan'] for r in runs]
+        rec = [(r['insn_vmscan'] + r['insn_rmap'] + r['insn_memcontrol']) / r['pgscan'] for r in runs]
+        print(f"| {lru} | {mode} | {len(runs)} | " + ' | '.join(cell([r['insn_' + o] for r in runs], 1e-6, '{:.1f}') for o in objs)
+              + f" | {cell(per_scan, 1, '{:.0f}')} | {cell(rec, 1, '{:.0f}')} |")
+    for lru in sorted({l for l, _ in rows}):
+        lines = []
+        for a, b in ratios:
+            rounds = sorted({k[2] for k in boots if k[0] == lru and k[1] == a} & {k[2] for k in boots if k[0] == lru and k[1] == b})
+            per = []
+            for rd in rounds:
+                A, B = boots[(lru, a, rd)], boots[(lru, b, rd)]
+                if not all('insn_kernel_total' in x and x['pgscan'] for x in A + B):
+                    continue
+                med = lambda xs, f: statistics.median(f(x) for x in xs)
+                tot = lambda x: x['insn_kernel_total']
+                rec = lambda x: x['insn_vmscan'] + x['insn_rmap'] + x['insn_memcontrol']
+                per.append((med(A, tot) / med(B, tot),
+                            med(A, lambda x: tot(x) / x['pgscan']) / med(B, lambda x: tot(x) / x['pgscan']),
+                            med(A, lambda x: rec(x) / x['pgscan']) / med(B, lambda x: rec(x) / x['pgscan'])))
+            if per:
+                lines.append(f"| {a} / {b} | {len(per)} | {cell([x[0] for x in per], 1, '{:.4f}')} | "
+                             f"{cell([x[1] for x in per], 1, '{:.4f}')} | {cell([x[2] for x in per], 1, '{:.4f}')} |")
+        if lines:
+            print()
+            print(f'Instruction ratios round by round, {lru}, median [95% CI of the median]:')
+            print()
+            print('| ratio | rounds | kernel instructions | kernel instructions per page scanned | vmscan+rmap+memcontrol per page scanned |')
+            print('| --- | --- | --- | --- | --- |')
+            print('\n'.join(lines))
 PY

@@ -46,6 +46,8 @@
 #   --mode MODE       init (default) or systemd
 #   --accel ACCEL     auto (default: KVM if a probe boot works, else TCG),
 #                     kvm or tcg; also $EXECGUARD_VM_ACCEL
+#   --plugin SPEC     load a qemu TCG plugin (qemu's -plugin SPEC, e.g.
+#                     bench/kinsn's kinsn.so,ARG=VALUE,...); TCG only
 #   --log FILE        keep the serial console log in FILE
 #   --allow-splat     do not fail when the kernel log shows a BUG, WARNING,
 #                     KASAN, lockdep, RCU stall or hung task report
@@ -88,6 +90,7 @@ allow_oom_kill=false
 quiet=false
 numa=false
 copies=()
+plugin=
 
 die() { echo "vm-run.sh: error: $*" >&2; exit 125; }
 note() { echo "vm-run.sh: $*" >&2; }
@@ -106,6 +109,7 @@ while [ $# -gt 0 ]; do
 	--mode) mode=$2; shift ;;
 	--accel) accel=$2; shift ;;
 	--log) log=$2; shift ;;
+	--plugin) plugin=$2; shift ;;
 	--allow-splat) allow_splat=true ;;
 	--allow-oom-kill) allow_oom_kill=true ;;
 	--quiet) quiet=true ;;
@@ -339,6 +343,10 @@ if [ "$accel" = kvm ]; then
 	accel_args=(-accel kvm -cpu host)
 else
 	accel_args=(-accel tcg,thread=multi -cpu max)
+fi
+if [ -n "$plugin" ]; then
+	[ "$accel" = tcg ] || die "--plugin needs TCG (--accel tcg), not $accel"
+	accel_args+=(-plugin "$plugin")
 fi
 
 # --- run -------------------------------------------------------------------

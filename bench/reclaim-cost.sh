@@ -26,7 +26,9 @@
 # mm/filemap.o and the rest of it: a count the host's load does not
 # change, where the guest's clock moves with it. It needs each kernel's
 # vmlinux and objects (the build-* directory beside kernel/build.sh's
-# output).
+# output). --profile=DIR (with --insns) keeps each boot's instructions by
+# kernel block in DIR/TAG-ROUND.profile, the whole boot's: compare two
+# with bench/kinsn/profile.py.
 # With --paired=N, instead: one boot of the patched kernel per LRU runs
 # the stream 2N times, unused and elsewhere in turn (ABBA order), setting
 # and clearing the unrelated cgroup's memory.exec_protect (the static key
@@ -39,13 +41,13 @@
 #                              [--mappers=20] [--text=16M]
 #                              [--workload=read|mmap] [--libc-mappers=0]
 #                              [--modes=unpatched,unused,elsewhere,protected]
-#                              [--per-boot=1] [--paired=N] [--insns]
+#                              [--per-boot=1] [--paired=N] [--insns [--profile=DIR]]
 #        (as root; the kernels of kernel/build.sh and --unpatched, or
 #         $EXECGUARD_BZIMAGE and $EXECGUARD_BZIMAGE_UNPATCHED)
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 reps=3 lrus=classic,mglru stream=512M limit=64M mappers=20 text=16M
-workload=read libc_mappers=0 modes=unpatched,unused,elsewhere,protected paired=0 per_boot=1 insns=0
+workload=read libc_mappers=0 modes=unpatched,unused,elsewhere,protected paired=0 per_boot=1 insns=0 profile=
 for a in "$@"; do
 	case $a in
 	--workload=*) workload=${a#*=} ;;
@@ -54,6 +56,7 @@ for a in "$@"; do
 	--paired=*) paired=${a#*=} ;;
 	--per-boot=*) per_boot=${a#*=} ;;
 	--insns) insns=1 ;;
+	--profile=*) profile=${a#*=} ;;
 	--reps=*) reps=${a#*=} ;;
 	--lru=*) lrus=${a#*=} ;;
 	--stream=*) stream=${a#*=} ;;
@@ -61,7 +64,7 @@ for a in "$@"; do
 	--mappers=*) mappers=${a#*=} ;;
 	--text=*) text=${a#*=} ;;
 	-h|--help) sed -n '/^# What memory/,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
-	*) echo "usage: $0 [--reps=N] [--lru=classic,mglru] [--stream=512M] [--limit=64M] [--mappers=N] [--text=16M] [--workload=read|mmap] [--libc-mappers=N] [--modes=...] [--per-boot=K] [--paired=N] [--insns]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--reps=N] [--lru=classic,mglru] [--stream=512M] [--limit=64M] [--mappers=N] [--text=16M] [--workload=read|mmap] [--libc-mappers=N] [--modes=...] [--per-boot=K] [--paired=N] [--insns [--profile=DIR]]" >&2; exit 2 ;;
 	esac
 done
 [[ $reps =~ ^[0-9]+$ && $paired =~ ^[0-9]+$ && $per_boot =~ ^[1-9][0-9]*$ && $mappers =~ ^[0-9]+$ && $libc_mappers =~ ^[0-9]+$ &&
@@ -93,7 +96,16 @@ if [ "$insns" = 1 ]; then
 	done
 	vm_args=(--accel tcg --smp 1)
 	# plugin_args KERNEL-NAME OUT: vm-run.sh's --plugin for that boot
-	plugin_args() { echo "--plugin $plugin,ranges=$work/ranges-$1,out=$2,marker=$(cat "$work/marker-$1")"; }
+	plugin_args() {
+		echo "--plugin $plugin,ranges=$work/ranges-$1,out=$2,marker=$(cat "$work/marker-$1")${3:+,profile=$3}"
+	}
+	if [ -n "$profile" ]; then
+		mkdir -p "$profile"
+		profile=$(cd "$profile" && pwd)
+	fi
+elif [ -n "$profile" ]; then
+	echo "error: --profile needs --insns" >&2
+	exit 2
 fi
 
 # An idle task that maps the text executable, touches each page once, lets
@@ -230,13 +242,14 @@ echo "# host load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 # boot KERNEL-NAME LRU TAG ARGS...: one VM, inside.sh ARGS; its RUN lines,
 # with --insns each with the kernel's instructions during the run
 boot() {
-	local k=$1 lru=$2 tag=$3 v=n kout=$work/kinsn-$3
+	local k=$1 lru=$2 tag=$3 v=n kout=$work/kinsn-$3 prof=
 	shift 3
+	[ -n "$profile" ] && prof=$profile/$tag-${4:-1}.profile
 	[ "$lru" = mglru ] && v=y
 	rm -f "$kout"
 	# shellcheck disable=SC2046
 	"$SRC/tests/vm/vm-run.sh" --kernel "${!k}" --mem 1G --disk 1G --timeout $((1800 + (per_boot + 2 * paired) * 600)) \
-		"${vm_args[@]}" $(plugin_args "$k" "$kout") --log "$work/vm-$tag.log" -- \
+		"${vm_args[@]}" $(plugin_args "$k" "$kout" "$prof") --log "$work/vm-$tag.log" -- \
 		bash -c "echo $v > /sys/kernel/mm/lru_gen/enabled; bash $work/inside.sh $*" \
 		>"$work/out-$tag" 2>&1 || {
 		tail -n 20 "$work/out-$tag" >&2

@@ -12,7 +12,12 @@
  * guest's clock under TCG does. Counters are added inline without atomics:
  * run the guest with one CPU.
  *
- * qemu -plugin kinsn.so,ranges=FILE,out=FILE,marker=0xADDR
+ * With profile=FILE, it also counts by the kernel block each instruction's
+ * block starts at, and at exit writes "ADDRESS COUNT" lines to FILE, for
+ * a profile by function (a block is attributed to the function it starts
+ * in: see bench/kinsn/profile.py).
+ *
+ * qemu -plugin kinsn.so,ranges=FILE,out=FILE,marker=0xADDR[,profile=FILE]
  * FILE of ranges: "NAME START END" a line, addresses in hex, END exclusive.
  */
 #include <inttypes.h>
@@ -40,6 +45,30 @@ static uint64_t counts[MAX_RANGES + 2];
 static uint64_t marker;
 static FILE *out;
 static uint64_t nr_marks;
+
+/* profile=: a counter per kernel block start address, open addressing */
+#define PROFILE_SLOTS (1U << 20)
+struct block {
+	uint64_t vaddr;
+	uint64_t count;
+};
+static struct block *blocks;
+static const char *profile_path;
+
+static uint64_t *block_counter(uint64_t vaddr)
+{
+	uint32_t i = (uint32_t)((vaddr * 0x9e3779b97f4a7c15ULL) >> 44);
+
+	for (uint32_t n = 0; n < PROFILE_SLOTS; n++, i = (i + 1) % PROFILE_SLOTS) {
+		if (blocks[i].vaddr == vaddr)
+			return &blocks[i].count;
+		if (!blocks[i].vaddr) {
+			blocks[i].vaddr = vaddr;
+			return &blocks[i].count;
+		}
+	}
+	return NULL;
+}
 
 static int bucket_of(uint64_t vaddr)
 {
@@ -78,6 +107,13 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
 						 &counts[bucket_of(vaddr)],
 						 qemu_plugin_tb_n_insns(tb));
+	if (blocks && vaddr >= KERNEL_START) {
+		uint64_t *c = block_counter(vaddr);
+
+		if (c)
+			qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+								 c, qemu_plugin_tb_n_insns(tb));
+	}
 	if (vaddr == marker)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_marker,
 						     QEMU_PLUGIN_CB_NO_REGS, NULL);
@@ -89,6 +125,17 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *udata)
 	(void)udata;
 	write_counts("EXIT");
 	fclose(out);
+	if (blocks) {
+		FILE *f = fopen(profile_path, "w");
+
+		if (!f)
+			return;
+		for (uint32_t i = 0; i < PROFILE_SLOTS; i++)
+			if (blocks[i].count)
+				fprintf(f, "%" PRIx64 " %" PRIu64 "\n", blocks[i].vaddr,
+					blocks[i].count);
+		fclose(f);
+	}
 }
 
 static int read_ranges(const char *path)
@@ -125,6 +172,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			ranges_path = argv[i] + 7;
 		else if (!strncmp(argv[i], "out=", 4))
 			out_path = argv[i] + 4;
+		else if (!strncmp(argv[i], "profile=", 8))
+			profile_path = argv[i] + 8;
 		else if (!strncmp(argv[i], "marker=", 7))
 			marker = strtoull(argv[i] + 7, NULL, 16);
 		else {
@@ -144,6 +193,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	if (!out) {
 		perror(out_path);
 		return -1;
+	}
+	if (profile_path) {
+		blocks = calloc(PROFILE_SLOTS, sizeof(*blocks));
+		if (!blocks)
+			return -1;
 	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
 	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);

@@ -24,7 +24,9 @@
 # (bench/kinsn), and each run also reports the instructions the kernel
 # executed during the stream, in mm/vmscan.o, mm/rmap.o, mm/memcontrol.o,
 # mm/filemap.o and the rest of it: a count the host's load does not
-# change, where the guest's clock moves with it. It needs each kernel's
+# change, where the guest's clock moves with it (and a table of the
+# steady runs: those that scanned within 2% of the median pages scanned,
+# for a like-for-like comparison). It needs each kernel's
 # vmlinux and objects (the build-* directory beside kernel/build.sh's
 # output). --profile=DIR (with --insns) keeps each boot's instructions by
 # kernel block in DIR/TAG-ROUND.profile, the whole boot's: compare two
@@ -416,4 +418,30 @@ if any('insn_kernel_total' in r for runs in rows.values() for r in runs):
             print('| ratio | rounds | kernel instructions | kernel instructions per page scanned | vmscan+rmap+memcontrol per page scanned |')
             print('| --- | --- | --- | --- | --- |')
             print('\n'.join(lines))
+
+# --insns, the steady state: runs that scanned within 2% of the median
+# pages scanned of their LRU (MGLRU's aging now and then makes a stream
+# scan 120,000-210,000 pages instead of ~221,000: another workload)
+if any('insn_kernel_total' in r for runs in rows.values() for r in runs):
+    for lru in sorted({l for l, _ in rows}):
+        allruns = [r for (l, _), runs in rows.items() if l == lru for r in runs if 'insn_kernel_total' in r]
+        if not allruns:
+            continue
+        ps = statistics.median(r['pgscan'] for r in allruns)
+        steady = {m: [r for r in runs if 'insn_kernel_total' in r and abs(r['pgscan'] - ps) <= 0.02 * ps]
+                  for (l, m), runs in rows.items() if l == lru}
+        print()
+        print(f'Steady runs, {lru} (pages scanned within 2% of {ps:.0f}): '
+              + ', '.join(f'{m} {len(v)} of {len(rows[(lru, m)])}' for m, v in steady.items())
+              + '; instructions, millions, median [95% CI of the median], and the ratio of the medians:')
+        print()
+        objs = ['kernel_total', 'vmscan', 'rmap', 'memcontrol', 'filemap', 'kernel']
+        modes = [m for m in steady if steady[m]]
+        print('| object | ' + ' | '.join(modes) + ' | unused / unpatched | elsewhere / unused |')
+        print('| --- | ' + ' | '.join('---' for _ in modes) + ' | --- | --- |')
+        for o in objs:
+            meds = {m: statistics.median(r['insn_' + o] for r in steady[m]) for m in modes}
+            rat = lambda a, b: f"{(meds[a] / meds[b] - 1) * 100:+.2f}%" if a in meds and b in meds and meds[b] else '-'
+            print(f'| {o} | ' + ' | '.join(cell([r['insn_' + o] for r in steady[m]], 1e-6) for m in modes)
+                  + f" | {rat('unused', 'unpatched')} | {rat('elsewhere', 'unused')} |")
 PY

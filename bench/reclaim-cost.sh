@@ -351,34 +351,49 @@ for (lru, mode), runs in rows.items():
         if 'round' in r:
             boots.setdefault((lru, mode, r['round']), []).append(r)
 ratios = (('unused', 'unpatched'), ('elsewhere', 'unused'), ('protected', 'unused'))
-for lru in sorted({l for l, _ in rows}):
-    lines = []
-    for a, b in ratios:
-        rounds = sorted({k[2] for k in boots if k[0] == lru and k[1] == a} & {k[2] for k in boots if k[0] == lru and k[1] == b})
-        if not rounds:
-            continue
-        per = []
-        for rd in rounds:
-            ma = {k: statistics.median(x[k] for x in boots[(lru, a, rd)]) for k in ('sys_ms', 'pgscan', 'wall_ms')}
-            mb = {k: statistics.median(x[k] for x in boots[(lru, b, rd)]) for k in ('sys_ms', 'pgscan', 'wall_ms')}
-            if mb['sys_ms'] and mb['pgscan'] and ma['pgscan']:
-                per.append((ma['sys_ms'] / mb['sys_ms'], ma['pgscan'] / mb['pgscan'],
-                            (ma['sys_ms'] / ma['pgscan']) / (mb['sys_ms'] / mb['pgscan'])))
-        if per:
-            lines.append(f"| {a} / {b} | {len(per)} | {cell([x[0] for x in per], 1, '{:.3f}')} | "
-                         f"{cell([x[1] for x in per], 1, '{:.3f}')} | {cell([x[2] for x in per], 1, '{:.3f}')} |")
-    if lines:
-        print()
-        print(f'Ratios round by round, {lru}, median [95% CI of the median]:')
-        print()
-        print('| ratio | rounds | system CPU | pgscan | system CPU per page scanned |')
-        print('| --- | --- | --- | --- | --- |')
-        print('\n'.join(lines))
+
+
+def bmed(boot, f):
+    """The median over a boot's runs of f(run)"""
+    return statistics.median(f(x) for x in boot)
+
+
+def ratio_tables(title, columns, figures, fmt, usable):
+    """For each LRU, the ratios a / b of each pair of modes, round by round:
+    figures are functions of a boot's runs, usable(A, B) says whether a
+    round's two boots give them"""
+    for lru in sorted({l for l, _ in rows}):
+        lines = []
+        for a, b in ratios:
+            rounds = sorted({k[2] for k in boots if k[0] == lru and k[1] == a} & {k[2] for k in boots if k[0] == lru and k[1] == b})
+            per = []
+            for rd in rounds:
+                A, B = boots[(lru, a, rd)], boots[(lru, b, rd)]
+                if usable(A, B):
+                    per.append([f(A) / f(B) for f in figures])
+            if per:
+                lines.append(f"| {a} / {b} | {len(per)} | "
+                             + ' | '.join(cell([x[i] for x in per], 1, fmt) for i in range(len(figures))) + ' |')
+        if lines:
+            print()
+            print(f'{title}, {lru}, median [95% CI of the median]:')
+            print()
+            print('| ratio | rounds | ' + ' | '.join(columns) + ' |')
+            print('| --- | --- | ' + ' | '.join('---' for _ in columns) + ' |')
+            print('\n'.join(lines))
+
+
+ratio_tables('Ratios round by round', ['system CPU', 'pgscan', 'system CPU per page scanned'],
+             [lambda X: bmed(X, lambda x: x['sys_ms']), lambda X: bmed(X, lambda x: x['pgscan']),
+              lambda X: bmed(X, lambda x: x['sys_ms']) / bmed(X, lambda x: x['pgscan'])],
+             '{:.3f}',
+             lambda A, B: bmed(B, lambda x: x['sys_ms']) and bmed(B, lambda x: x['pgscan']) and bmed(A, lambda x: x['pgscan']))
 
 # --insns: the kernel's instructions during a run, by object, and their
 # ratios round by round
-if any('insn_kernel_total' in r for runs in rows.values() for r in runs):
-    objs = ['kernel_total', 'vmscan', 'rmap', 'memcontrol', 'filemap', 'kernel']
+objs = ['kernel_total', 'vmscan', 'rmap', 'memcontrol', 'filemap', 'kernel']
+has_insns = any('insn_kernel_total' in r for runs in rows.values() for r in runs)
+if has_insns:
     print()
     print('Instructions the kernel executed during a run, millions, median [95% CI of the median]'
           ' ("kernel": the rest of it); per page scanned:')
@@ -393,36 +408,19 @@ if any('insn_kernel_total' in r for runs in rows.values() for r in runs):
         rec = [(r['insn_vmscan'] + r['insn_rmap'] + r['insn_memcontrol']) / r['pgscan'] for r in runs]
         print(f"| {lru} | {mode} | {len(runs)} | " + ' | '.join(cell([r['insn_' + o] for r in runs], 1e-6, '{:.1f}') for o in objs)
               + f" | {cell(per_scan, 1, '{:.0f}')} | {cell(rec, 1, '{:.0f}')} |")
-    for lru in sorted({l for l, _ in rows}):
-        lines = []
-        for a, b in ratios:
-            rounds = sorted({k[2] for k in boots if k[0] == lru and k[1] == a} & {k[2] for k in boots if k[0] == lru and k[1] == b})
-            per = []
-            for rd in rounds:
-                A, B = boots[(lru, a, rd)], boots[(lru, b, rd)]
-                if not all('insn_kernel_total' in x and x['pgscan'] for x in A + B):
-                    continue
-                med = lambda xs, f: statistics.median(f(x) for x in xs)
-                tot = lambda x: x['insn_kernel_total']
-                rec = lambda x: x['insn_vmscan'] + x['insn_rmap'] + x['insn_memcontrol']
-                per.append((med(A, tot) / med(B, tot),
-                            med(A, lambda x: tot(x) / x['pgscan']) / med(B, lambda x: tot(x) / x['pgscan']),
-                            med(A, lambda x: rec(x) / x['pgscan']) / med(B, lambda x: rec(x) / x['pgscan'])))
-            if per:
-                lines.append(f"| {a} / {b} | {len(per)} | {cell([x[0] for x in per], 1, '{:.4f}')} | "
-                             f"{cell([x[1] for x in per], 1, '{:.4f}')} | {cell([x[2] for x in per], 1, '{:.4f}')} |")
-        if lines:
-            print()
-            print(f'Instruction ratios round by round, {lru}, median [95% CI of the median]:')
-            print()
-            print('| ratio | rounds | kernel instructions | kernel instructions per page scanned | vmscan+rmap+memcontrol per page scanned |')
-            print('| --- | --- | --- | --- | --- |')
-            print('\n'.join(lines))
+    tot = lambda x: x['insn_kernel_total']
+    rec = lambda x: x['insn_vmscan'] + x['insn_rmap'] + x['insn_memcontrol']
+    ratio_tables('Instruction ratios round by round',
+                 ['kernel instructions', 'kernel instructions per page scanned', 'vmscan+rmap+memcontrol per page scanned'],
+                 [lambda X: bmed(X, tot), lambda X: bmed(X, lambda x: tot(x) / x['pgscan']),
+                  lambda X: bmed(X, lambda x: rec(x) / x['pgscan'])],
+                 '{:.4f}',
+                 lambda A, B: all('insn_kernel_total' in x and x['pgscan'] for x in A + B))
 
 # --insns, the steady state: runs that scanned within 2% of the median
 # pages scanned of their LRU (MGLRU's aging now and then makes a stream
 # scan 120,000-210,000 pages instead of ~221,000: another workload)
-if any('insn_kernel_total' in r for runs in rows.values() for r in runs):
+if has_insns:
     for lru in sorted({l for l, _ in rows}):
         allruns = [r for (l, _), runs in rows.items() if l == lru for r in runs if 'insn_kernel_total' in r]
         if not allruns:
@@ -435,7 +433,6 @@ if any('insn_kernel_total' in r for runs in rows.values() for r in runs):
               + ', '.join(f'{m} {len(v)} of {len(rows[(lru, m)])}' for m, v in steady.items())
               + '; instructions, millions, median [95% CI of the median], and the ratio of the medians:')
         print()
-        objs = ['kernel_total', 'vmscan', 'rmap', 'memcontrol', 'filemap', 'kernel']
         modes = [m for m in steady if steady[m]]
         print('| object | ' + ' | '.join(modes) + ' | unused / unpatched | elsewhere / unused |')
         print('| --- | ' + ' | '.join('---' for _ in modes) + ' | --- | --- |')

@@ -28,9 +28,10 @@ MODE_NAME = {
     "epbound": "exec_protect=bound", "epttl": "exec_protect+min_ttl 1000",
 }
 SHAPE_ORDER = ["unloaded", "moderate", "severe", "slice", "spike"]
-SERVICE_ORDER = ["pgro", "pgtpcb", "nginx", "cgi"]
+SERVICE_ORDER = ["pgro", "pgtpcb", "nginx", "cgi", "py"]
 SERVICE_NAME = {"pgro": "PostgreSQL select-only", "pgtpcb": "PostgreSQL TPC-B-like",
-                "nginx": "nginx static", "cgi": "nginx + fcgiwrap CGI (sh, openssl, head per request)"}
+                "nginx": "nginx static", "cgi": "nginx + fcgiwrap CGI (sh, openssl, head per request)",
+                "py": "Python HTTP API with C extensions (pysvc.py)"}
 SLOW_MS = 20.0
 HZ = 100.0  # USER_HZ of /proc/stat and /proc/PID/stat
 

@@ -62,6 +62,11 @@ unit bench-nginx "/usr/sbin/nginx -c $S/conf/nginx.conf -g 'daemon off;'" "Runti
 # request that runs openssl version and head
 unit bench-cgi "/bin/sh -c '/usr/sbin/fcgiwrap -c 2 -s unix:/run/bench-cgi/fcgi.sock & exec /usr/sbin/nginx -c $S/conf/nginx-cgi.conf -g \"daemon off;\"'" \
 	"RuntimeDirectory=bench-cgi"
+# pysvc: Debian's interpreter, the script on the throttled disk
+unit bench-py "/usr/bin/python3.11 -B $S/bin/pysvc.py 8080 /run/bench-py/access.log" \
+	"Type=notify
+RuntimeDirectory=bench-py
+TimeoutStartSec=600"
 cat >/run/systemd/system/bench.slice <<UNIT
 [Slice]
 MemoryAccounting=yes
@@ -72,7 +77,7 @@ MemoryAccounting=yes
 UNIT
 systemctl daemon-reload
 
-unit_of() { case $1 in pgro|pgtpcb) echo bench-pg ;; nginx) echo bench-nginx ;; cgi) echo bench-cgi ;; esac; }
+unit_of() { case $1 in pgro|pgtpcb) echo bench-pg ;; nginx) echo bench-nginx ;; cgi) echo bench-cgi ;; py) echo bench-py ;; esac; }
 
 # --- the clients (outside the service's cgroup: this unit's) ----------------
 # client SVC DIR SECONDS: per-request log in DIR, summary in DIR/client.out
@@ -85,9 +90,10 @@ client() {
 		(cd "$d" && pgbench -h /run/bench-pg -U postgres -n "${opts[@]}" -c 2 -j 1 -T "$sec" \
 			--log --log-prefix="pgbench-$tag" postgres >"$d/client.out" 2>"$d/client.err")
 		;;
-	nginx|cgi)
+	nginx|cgi|py)
 		local url=http://127.0.0.1:8080/index.html conns=2 delay=$NGINX_DELAY_MS log=/run/bench-nginx/access.log
 		[ "$svc" = cgi ] && url=http://127.0.0.1:8080/cgi conns=1 delay=$CGI_DELAY_MS log=/run/bench-cgi/access.log
+		[ "$svc" = py ] && url=http://127.0.0.1:8080/api conns=1 delay=$PY_DELAY_MS log=/run/bench-py/access.log
 		: >"$log"
 		WRK_OUT=$d/client.out DELAY_MS=$delay wrk -t1 -c"$conns" -d"${sec}s" --timeout 30s -s $S/conf/report.lua \
 			"$url" >"$d/wrk.txt" 2>&1
@@ -129,7 +135,7 @@ reset_knobs() {
 }
 stop_all() {
 	local x units=
-	for x in bench-hog bench-stream eg-lock bench-pg bench-nginx bench-cgi; do
+	for x in bench-hog bench-stream eg-lock bench-pg bench-nginx bench-cgi bench-py; do
 		systemctl -q is-active "$x" && units="$units $x"
 	done
 	# shellcheck disable=SC2086

@@ -10,6 +10,8 @@
 #           nginx   nginx 1.22, a static page, wrk (paced by its Lua delay)
 #           cgi     nginx + fcgiwrap: a shell per request that runs openssl
 #                   version and head (processes started per request), wrk
+#           py      pysvc.py: an HTTP API in Python with C extensions loaded
+#                   (17 MB of code in 29 images, most of it run rarely), wrk
 # Shapes:   moderate  an anonymous hog (no swap) leaves --room-moderate MiB of
 #                     MemAvailable, machine-wide, plus a page-cache stream
 #           severe    the same with --room-severe MiB
@@ -25,7 +27,7 @@
 # An unloaded cell per service and rep is the baseline. Cells already done
 # under --out are skipped: rerun the same command to resume.
 #
-# Usage: bench/real/run.sh [--quick] [--services "pgro pgtpcb nginx cgi"]
+# Usage: bench/real/run.sh [--quick] [--services "pgro pgtpcb nginx cgi py"]
 #          [--shapes "moderate severe slice spike"] [--modes "..."]
 #          [--lrus "classic mglru"] [--reps N] [--rep-first N] [--duration SEC]
 #          [--warm SEC] [--settle SEC] [--room-moderate MIB] [--room-severe MIB]
@@ -42,7 +44,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
-SERVICES="pgro pgtpcb nginx cgi" SHAPES="moderate severe slice spike"
+SERVICES="pgro pgtpcb nginx cgi py" SHAPES="moderate severe slice spike"
 MODES="none lowmax low min lock mlockall ttl250 ttl1000 ttl5000 epmax epbound epttl"
 LRUS="classic mglru" REPS=5 REP_FIRST=1 DURATION=30 WARM=8 SETTLE=3
 ROOM_MODERATE=48 ROOM_SEVERE=24 ROOM_SLICE=16 SLICE_HOG=64 SPIKE_AFTER=10 SPIKE_HOLD=5
@@ -70,7 +72,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift 2
 done
-for s in $SERVICES; do case $s in pgro|pgtpcb|nginx|cgi) ;; *) echo "run.sh: unknown service $s" >&2; exit 2 ;; esac; done
+for s in $SERVICES; do case $s in pgro|pgtpcb|nginx|cgi|py) ;; *) echo "run.sh: unknown service $s" >&2; exit 2 ;; esac; done
 for s in $SHAPES; do case $s in moderate|severe|slice|spike) ;; *) echo "run.sh: unknown shape $s" >&2; exit 2 ;; esac; done
 for m in $MODES; do
 	case $m in none|lowmax|low|min|lock|mlockall|ttl250|ttl1000|ttl5000|epmax|epbound|epttl) ;;
@@ -85,7 +87,7 @@ need=()
 for p in postgresql-15:/usr/lib/postgresql/15/bin/postgres postgresql-client-15:/usr/bin/pgbench \
 	nginx:/usr/sbin/nginx wrk:/usr/bin/wrk fcgiwrap:/usr/sbin/fcgiwrap openssl:/usr/bin/openssl \
 	python3-matplotlib:/usr/lib/python3/dist-packages/matplotlib qemu-system-x86:/usr/bin/qemu-system-x86_64 \
-	busybox-static:/bin/busybox; do
+	busybox-static:/bin/busybox python3.11:/usr/bin/python3.11; do
 	[ -e "${p#*:}" ] || need+=("${p%%:*}")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -119,9 +121,15 @@ build_image() {
 	"${cc[@]}" -o "$IMG/bin/sampler" "$HERE/sampler.c"
 	"${cc[@]}" -o "$IMG/bin/cgsegres" "$HERE/cgsegres.c"
 	"${cc[@]}" -shared -fPIC -o "$IMG/bin/eg-mlockall.so" "$HERE/eg-mlockall.c"
+	cp "$HERE/pysvc.py" "$IMG/bin/"
 	# the programs the services run and every library they load
 	local progs=(/usr/lib/postgresql/15/bin/postgres /usr/sbin/nginx /usr/sbin/fcgiwrap /usr/bin/dash
-		/usr/bin/openssl /usr/bin/head /usr/bin/cat) f
+		/usr/bin/openssl /usr/bin/head /usr/bin/cat /usr/bin/python3.11) f
+	# pysvc's extension modules (not the test, Tk, curses or NIS ones)
+	for f in /usr/lib/python3.11/lib-dynload/*.so; do
+		case ${f##*/} in _test*|_xx*|xx*|_tkinter*|_curses*|nis.*|ossaudiodev*|readline*|_dbm*) ;;
+		*) progs+=("$f") ;; esac
+	done
 	{
 		for f in "${progs[@]}"; do
 			readlink -f "$f"
@@ -206,9 +214,9 @@ end
 LUA
 	# the page-cache stream
 	head -c 384M /dev/urandom >"$IMG/stream.dat"
-	echo "$(sha256sum "$HERE"/{hog,sampler,cgsegres,eg-mlockall}.c "$0" | sha256sum | cut -c1-16)" >"$IMG/.stamp"
+	echo "$(sha256sum "$HERE"/{hog,sampler,cgsegres,eg-mlockall}.c "$HERE/pysvc.py" "$0" | sha256sum | cut -c1-16)" >"$IMG/.stamp"
 }
-stamp=$(sha256sum "$HERE"/{hog,sampler,cgsegres,eg-mlockall}.c "$0" | sha256sum | cut -c1-16)
+stamp=$(sha256sum "$HERE"/{hog,sampler,cgsegres,eg-mlockall}.c "$HERE/pysvc.py" "$0" | sha256sum | cut -c1-16)
 [ "$(cat "$IMG/.stamp" 2>/dev/null)" = "$stamp" ] || build_image
 [ "$PREPARE" = 1 ] && { echo "run.sh: $IMG is ready"; exit 0; }
 
@@ -272,6 +280,7 @@ PG_RATE_RO=10
 PG_RATE_TPCB=4
 NGINX_DELAY_MS=100
 CGI_DELAY_MS=500
+PY_DELAY_MS=100
 DAEMON=$DAEMON
 PERREQ_CGI="$(cat "$IMG/perreq.list")"
 CONF

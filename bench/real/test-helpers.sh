@@ -47,7 +47,7 @@ if [ -n "$pysvc" ]; then
 		kill -0 "$svc_pid" 2>/dev/null || fail "pysvc did not start: $(cat "$t/pysvc.out")"; sleep 0.1; done
 	port=$(sed -n 's/.*serving on 127.0.0.1:\([0-9]*\),.*/\1/p' "$t/pysvc.out")
 	ntasks=$(sed -n 's/.*, \([0-9]*\) rare tasks,.*/\1/p' "$t/pysvc.out")
-	[ -n "$port" ] && [ "${ntasks:-0}" -gt 10 ] || fail "pysvc: no port or tasks in: $(cat "$t/pysvc.out")"
+	if [ -z "$port" ] || [ "${ntasks:-0}" -le 10 ]; then fail "pysvc: no port or tasks in: $(cat "$t/pysvc.out")"; fi
 	python3 - "$port" "$((2 * ntasks))" >"$t/tasks" <<'PY' || fail "pysvc: a request failed: $(cat "$t/tasks")"
 import http.client, json, sys
 c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=60)

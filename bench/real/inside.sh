@@ -91,9 +91,12 @@ client() {
 			--log --log-prefix="pgbench-$tag" postgres >"$d/client.out" 2>"$d/client.err")
 		;;
 	nginx|cgi|py)
-		local url=http://127.0.0.1:8080/index.html conns=2 delay=$NGINX_DELAY_MS log=/run/bench-nginx/access.log
-		[ "$svc" = cgi ] && url=http://127.0.0.1:8080/cgi conns=1 delay=$CGI_DELAY_MS log=/run/bench-cgi/access.log
-		[ "$svc" = py ] && url=http://127.0.0.1:8080/api conns=1 delay=$PY_DELAY_MS log=/run/bench-py/access.log
+		local url conns=1 delay log
+		case $svc in
+		nginx) url=http://127.0.0.1:8080/index.html conns=2 delay=$NGINX_DELAY_MS log=/run/bench-nginx/access.log ;;
+		cgi) url=http://127.0.0.1:8080/cgi delay=$CGI_DELAY_MS log=/run/bench-cgi/access.log ;;
+		py) url=http://127.0.0.1:8080/api delay=$PY_DELAY_MS log=/run/bench-py/access.log ;;
+		esac
 		: >"$log"
 		WRK_OUT=$d/client.out DELAY_MS=$delay wrk -t1 -c"$conns" -d"${sec}s" --timeout 30s -s $S/conf/report.lua \
 			"$url" >"$d/wrk.txt" 2>&1

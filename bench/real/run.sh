@@ -214,7 +214,7 @@ end
 LUA
 	# the page-cache stream
 	head -c 384M /dev/urandom >"$IMG/stream.dat"
-	echo "$(sha256sum "$HERE"/{hog,sampler,cgsegres,eg-mlockall}.c "$HERE/pysvc.py" "$0" | sha256sum | cut -c1-16)" >"$IMG/.stamp"
+	echo "$stamp" >"$IMG/.stamp"
 }
 stamp=$(sha256sum "$HERE"/{hog,sampler,cgsegres,eg-mlockall}.c "$HERE/pysvc.py" "$0" | sha256sum | cut -c1-16)
 [ "$(cat "$IMG/.stamp" 2>/dev/null)" = "$stamp" ] || build_image

@@ -45,7 +45,11 @@
 #                              [--modes=unpatched,unused,elsewhere,protected]
 #                              [--per-boot=1] [--paired=N] [--insns [--profile=DIR]]
 #        (as root; the kernels of kernel/build.sh and --unpatched, or
-#         $EXECGUARD_BZIMAGE and $EXECGUARD_BZIMAGE_UNPATCHED)
+#         $EXECGUARD_BZIMAGE and $EXECGUARD_BZIMAGE_UNPATCHED; the cost
+#         in kernel/README is counted with jump labels, as distributions
+#         build: EXECGUARD_BZIMAGE=$(kernel/build.sh --jump-label | tail -n1)
+#         EXECGUARD_BZIMAGE_UNPATCHED=$(kernel/build.sh --unpatched
+#         --jump-label | tail -n1))
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 reps=3 lrus=classic,mglru stream=512M limit=64M mappers=20 text=16M

@@ -17,7 +17,7 @@
 # stderr.
 #
 # Usage: kernel/build.sh [--debug | --wide | --lockstat | --unpatched | --execstorm]
-#                        [--jobs N]
+#                        [--jump-label] [--jobs N]
 #                        [--source-only]
 #   --debug        add KASAN and lockdep (kernel/config/debug.config)
 #   --wide         add THP (read-only THP for file text), NUMA and all of
@@ -32,6 +32,13 @@
 #   --execstorm    the base with only kernel/execstorm/ (the binfmt_elf and
 #                  mm/vma pair, a series of its own), in its own directory
 #                  ($EXECGUARD_KERNEL_DIR-execstorm)
+#   --jump-label   add CONFIG_JUMP_LABEL (kernel/config/jump-label.config),
+#                  in its own directory ($EXECGUARD_KERNEL_DIR[-VARIANT]-jl):
+#                  static keys as distributions build them, for counting
+#                  what the series costs (bench/reclaim-cost.sh --insns). Not
+#                  in the test kernel: under TCG with 2 vCPUs a guest once
+#                  ran a stale int3 after the key's text patching had ended
+#                  (kernel/README.md)
 #   --jobs N       make -jN (default 3)
 #   --source-only  only prepare the patched source tree; print its path
 
@@ -44,6 +51,7 @@ patches=$here/patches
 variant=default
 jobs=3
 source_only=false
+jump_label=false
 
 log() { echo "build.sh: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -55,10 +63,11 @@ while [ $# -gt 0 ]; do
 	--lockstat) variant=lockstat ;;
 	--unpatched) variant=unpatched ;;
 	--execstorm) variant=execstorm ;;
+	--jump-label) jump_label=true ;;
 	--jobs) jobs=$2; shift ;;
 	--jobs=*) jobs=${1#--jobs=} ;;
 	--source-only) source_only=true ;;
-	-h|--help) sed -n '3,36s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,43s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) die "unknown option $1" ;;
 	esac
 	shift
@@ -68,6 +77,7 @@ fragments=("$here/config/execguard.config")
 [ "$variant" = debug ] && fragments+=("$here/config/debug.config")
 [ "$variant" = wide ] && fragments+=("$here/config/wide.config")
 [ "$variant" = lockstat ] && fragments+=("$here/config/lockstat.config")
+$jump_label && fragments+=("$here/config/jump-label.config")
 
 # --- build dependencies --------------------------------------------------
 
@@ -102,6 +112,7 @@ fi
 # shared source tree
 [ "$variant" = lockstat ] && kdir=$kdir-lockstat
 [ "$variant" = execstorm ] && kdir=$kdir-execstorm
+$jump_label && kdir=$kdir-jl
 mkdir -p "$kdir"
 exec 9>"$kdir/.lock"
 flock 9

@@ -67,7 +67,7 @@ while [ $# -gt 0 ]; do
 	--jobs) jobs=$2; shift ;;
 	--jobs=*) jobs=${1#--jobs=} ;;
 	--source-only) source_only=true ;;
-	-h|--help) sed -n '3,43s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	*) die "unknown option $1" ;;
 	esac
 	shift

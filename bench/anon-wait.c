@@ -5,11 +5,15 @@
  * is mostly page cache and (kept or not) executable text. What a chunk
  * waits is the reclaim it had to do: with memory.exec_protect, reclaim
  * walks past the kept images to find something else, or gives way.
- * Before and after, how much of TEXT is resident (mincore).
+ * Before and after, how much of TEXT is resident (mincore), and how many
+ * protected pages reclaim took meanwhile (the guest's pgexec_breached: a
+ * breach can go on after the allocation, so the caller's count may be
+ * higher).
  *
  * Prints one line:
  * WAIT chunks=N p50_us=N p99_us=N max_us=N total_ms=N over_1ms=N
  *      over_10ms=N over_100ms=N text_start_kb=N text_resident_kb=N
+ *      breached_during=N
  *
  * Usage: anon-wait ANON_BYTES CHUNK_BYTES TEXT
  */
@@ -45,6 +49,22 @@ static long quantile(const long *sorted, size_t n, double q)
 	return sorted[i < n ? i : n - 1];
 }
 
+/* The guest's pgexec_breached, or -1 (a kernel without the counter) */
+static long vmstat_breached(void)
+{
+	char line[256];
+	long n = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "pgexec_breached %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
 /* kB of @path resident in the page cache, or -1 */
 static long resident_kb(const char *path)
 {
@@ -77,6 +97,7 @@ static long resident_kb(const char *path)
 int main(int argc, char **argv)
 {
 	long page = sysconf(_SC_PAGESIZE), total = 0, over[3] = { 0 }, text_start_kb;
+	long breached_start, breached_end, text_end_kb;
 	size_t anon, chunk, n;
 	long *waits;
 	char *area;
@@ -102,6 +123,7 @@ int main(int argc, char **argv)
 	/* no THP: a chunk is the small allocation this is about */
 	madvise(area, n * chunk, MADV_NOHUGEPAGE);
 	text_start_kb = resident_kb(argv[3]);
+	breached_start = vmstat_breached();
 	for (size_t i = 0; i < n; i++) {
 		long start = now_us();
 
@@ -113,9 +135,12 @@ int main(int argc, char **argv)
 		over[1] += waits[i] > 10000;
 		over[2] += waits[i] > 100000;
 	}
+	text_end_kb = resident_kb(argv[3]);
+	breached_end = vmstat_breached();
 	qsort(waits, n, sizeof(*waits), cmp_long);
-	printf("WAIT chunks=%zu p50_us=%ld p99_us=%ld max_us=%ld total_ms=%ld over_1ms=%ld over_10ms=%ld over_100ms=%ld text_start_kb=%ld text_resident_kb=%ld\n",
+	printf("WAIT chunks=%zu p50_us=%ld p99_us=%ld max_us=%ld total_ms=%ld over_1ms=%ld over_10ms=%ld over_100ms=%ld text_start_kb=%ld text_resident_kb=%ld breached_during=%ld\n",
 	       n, quantile(waits, n, 0.5), quantile(waits, n, 0.99), waits[n - 1],
-	       total / 1000, over[0], over[1], over[2], text_start_kb, resident_kb(argv[3]));
+	       total / 1000, over[0], over[1], over[2], text_start_kb, text_end_kb,
+	       breached_start < 0 ? -1 : breached_end - breached_start);
 	return 0;
 }

@@ -22,7 +22,9 @@
 # whole allocation's wait (ms), of the text resident before and after it,
 # of the pages the cgroup scanned and swapped out, and the sums of OOM
 # kills and of pgexec_breached (whole guest) while the cgroup filled
-# (warmup_breached) and while the allocator ran.
+# (warmup_breached), while the allocator ran (breached_during, read with
+# the text it left) and up to when the run's counters are read after it
+# (pgexec_breached: a breach goes on for the note's second).
 #
 # Usage: bench/anon-wait.sh [--lru=classic,mglru] [--anon=8M,24M]
 #                           [--chunk=64K] [--text=16M] [--limit=32M]
@@ -147,6 +149,7 @@ for (anon, mode), runs in sorted(cells.items()):
     print(f'RESULT lru={lru} anon={anon >> 10}K exec_protect={mode} runs={len(runs)} {fields} '
           f'oom_kills={sum(int(r["oom_kill"]) for r in runs)} allocator_killed={killed} '
           f'warmup_breached={sum(int(r.get("warmup_breached", 0)) for r in runs)} '
+          f'breached_during={sum(int(r.get("breached_during", 0)) for r in runs)} '
           f'pgexec_breached={sum(int(r["pgexec_breached"]) for r in runs)}')
 PY
 done

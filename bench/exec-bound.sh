@@ -107,13 +107,14 @@ $work/sampler text \$cg/bench/svc 100 $seconds
 echo "VMSTAT \$(grep -E '^(pgexec_protected|pgexec_breached|pgscan_kswapd|pgscan_direct) ' /proc/vmstat | tr '\n' ' ')"
 EOF
 
+# the disk holds the text and a 128 MiB stream per reclaimer
 numa_args=()
 $numa && numa_args=(--numa)
 echo "# bench/exec-bound.sh --lru=$lrus --touch=$touch --reclaimers=$reclaimers --text=$text --bound=$bound --limit=$limit --parent-limit=$parent_limit --free=$free --seconds=$seconds --warmup=$warmup --mem=$mem$($numa && echo ' --numa')$($thp && echo ' --thp')"
 echo "# kernel $bzimage; host load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) host CPUs"
 for lru in ${lrus//,/ }; do
 	case $lru in classic) v=n ;; mglru) v=y ;; *) echo "error: --lru: classic or mglru" >&2; exit 2 ;; esac
-	"$SRC/tests/vm/vm-run.sh" --kernel "$bzimage" --mem "$mem" --disk 2G --timeout 1800 \
+	"$SRC/tests/vm/vm-run.sh" --kernel "$bzimage" --mem "$mem" --disk $(( 512 + reclaimers * 128 ))M --timeout 1800 \
 		"${numa_args[@]}" --log "$work/vm-$lru.log" -- \
 		bash -c "echo $v > /sys/kernel/mm/lru_gen/enabled; nproc > /dev/null; bash $work/inside.sh" \
 		>"$work/out-$lru" 2>&1 || {

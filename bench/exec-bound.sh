@@ -19,7 +19,9 @@
 # Prints per LRU one RESULT line: the lowest and highest resident text
 # after the warm-up, the bound, how many samples lay above bound + a folio
 # per CPU and below 0.9 x bound, and the largest gap between
-# exec_protect_usage and what was resident. With --touch=once what is
+# exec_protect_usage and what was resident, how many samples differed by
+# more than 5% of the bound, and the sample where they differed most
+# (its time, resident, usage). With --touch=once what is
 # resident is what the protection keeps; with --touch=1s the text is also
 # kept by the usual rules while in use, so only the lower limit applies.
 #
@@ -135,11 +137,14 @@ if not samples:
 slack = 2 * (2 << 20)
 res = [r for _, r, _ in samples]
 gap = max(abs(u - r) for _, r, u in samples)
+worst = max(samples, key=lambda s: abs(s[2] - s[1]))
+gap_over_5pct = sum(abs(u - r) > 0.05 * bound for _, r, u in samples)
 above = sum(r > bound + slack for r in res)
 below = sum(r < 0.9 * bound for r in res)
 print(f"RESULT lru={lru} touch={touch} thp_kb={thp[0] if thp else 'off'} samples={len(res)} resident_min={min(res) >> 10}K "
       f"resident_max={max(res) >> 10}K bound={bound >> 10}K above_bound_plus_slack={above} "
-      f"below_0.9_bound={below} max_usage_gap={gap >> 10}K")
+      f"below_0.9_bound={below} max_usage_gap={gap >> 10}K usage_gap_over_5pct={gap_over_5pct} "
+      f"worst_sample={worst[0]}ms:resident={worst[1] >> 10}K,usage={worst[2] >> 10}K")
 for l in vm:
     print(l)
 PY

@@ -26,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "residency.h"
+
 static long now_us(void)
 {
 	struct timespec ts;
@@ -52,45 +54,22 @@ static long quantile(const long *sorted, size_t n, double q)
 /* The guest's pgexec_breached, or -1 (a kernel without the counter) */
 static long vmstat_breached(void)
 {
-	char line[256];
-	long n = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "pgexec_breached %ld", &n) == 1)
-			break;
-	fclose(f);
-	return n;
+	return stat_file_key("/proc/vmstat", "pgexec_breached");
 }
 
 /* kB of @path resident in the page cache, or -1 */
 static long resident_kb(const char *path)
 {
-	long page = sysconf(_SC_PAGESIZE), kb = 0;
-	unsigned char *vec;
-	struct stat st;
-	size_t pages;
-	void *p;
-	int fd;
+	struct residency r;
+	long kb = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || fstat(fd, &st) || st.st_size == 0)
+	if (fd < 0)
 		return -1;
-	p = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (residency_open(&r, fd) == 0 && residency_sample(&r) == 0)
+		kb = residency_count(&r, 0, r.pages) * (r.page_size / 1024);
+	residency_close(&r);
 	close(fd);
-	if (p == MAP_FAILED)
-		return -1;
-	pages = (st.st_size + page - 1) / page;
-	vec = malloc(pages);
-	if (vec && mincore(p, st.st_size, vec) == 0)
-		for (size_t i = 0; i < pages; i++)
-			kb += (vec[i] & 1) * (page / 1024);
-	else
-		kb = -1;
-	free(vec);
-	munmap(p, st.st_size);
 	return kb;
 }
 

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../residency.h"
+
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
 #endif
@@ -39,17 +41,7 @@ static char *map_aligned(int fd, size_t size)
 /* FilePmdMapped of this process, kB: how much of the text is huge */
 static long file_pmd_mapped_kb(void)
 {
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/smaps_rollup", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "FilePmdMapped: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
+	return stat_file_key("/proc/self/smaps_rollup", "FilePmdMapped:");
 }
 
 int main(int argc, char **argv)

@@ -10,31 +10,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-static long stat_key(const char *cgroup, const char *key)
-{
-	char path[4096], line[256];
-	size_t len = strlen(key);
-	long val = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/memory.stat", cgroup);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ' ') {
-			val = atol(line + len + 1);
-			break;
-		}
-	fclose(f);
-	return val;
-}
+#include "../residency.h"
 
 static long now_ms(void)
 {
@@ -46,38 +25,29 @@ static long now_ms(void)
 
 int main(int argc, char **argv)
 {
-	long interval, seconds, start, pages, i;
-	unsigned char *vec;
-	struct stat st;
-	void *addr;
+	char stat_path[4096];
+	struct residency r;
+	long interval, seconds, start;
 	int fd;
 
 	if (argc != 5)
 		return 2;
 	interval = atol(argv[3]);
 	seconds = atol(argv[4]);
-	fd = open(argv[1], O_RDONLY);
-	if (fd < 0 || fstat(fd, &st))
-		return 1;
-	addr = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-	if (addr == MAP_FAILED)
-		return 1;
-	pages = (st.st_size + 4095) / 4096;
-	vec = malloc(pages);
-	if (!vec)
+	snprintf(stat_path, sizeof(stat_path), "%s/memory.stat", argv[2]);
+	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || residency_open(&r, fd))
 		return 1;
 	start = now_ms();
 	while (now_ms() - start < seconds * 1000) {
-		long resident = 0;
-
-		if (mincore(addr, st.st_size, vec))
+		if (residency_sample(&r))
 			return 1;
-		for (i = 0; i < pages; i++)
-			resident += vec[i] & 1;
-		printf("SAMPLE %ld %ld %ld\n", now_ms() - start, resident * 4096,
-		       stat_key(argv[2], "exec_protect_usage"));
+		printf("SAMPLE %ld %ld %ld\n", now_ms() - start,
+		       (long)residency_count(&r, 0, r.pages) * r.page_size,
+		       stat_file_key(stat_path, "exec_protect_usage"));
 		fflush(stdout);
 		usleep(interval * 1000);
 	}
+	residency_close(&r);
 	return 0;
 }

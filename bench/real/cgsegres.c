@@ -25,6 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../residency.h"
+
 #define MAXFILES 4096
 
 static char *files[MAXFILES];
@@ -84,22 +86,18 @@ static void scan_cgroup(const char *dir)
 
 static void report(const char *file)
 {
-	struct stat st;
+	struct residency r;
+	Elf64_Ehdr eh;
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+
+	if (fd < 0) {
 		fprintf(stderr, "cgsegres: %s: cannot read\n", file);
-		if (fd >= 0)
-			close(fd);
 		return;
 	}
-	size_t pages = (st.st_size + 4095) / 4096;
-	unsigned char *vec = malloc(pages);
-	void *map = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED || mincore(map, st.st_size, vec)) {
-		fprintf(stderr, "cgsegres: %s: mincore failed\n", file);
+	if (residency_open(&r, fd) || r.len < sizeof(Elf64_Ehdr) || residency_sample(&r)) {
+		fprintf(stderr, "cgsegres: %s: cannot read\n", file);
 		goto out;
 	}
-	Elf64_Ehdr eh;
 	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(Elf64_Phdr))
 		goto out;
@@ -109,16 +107,13 @@ static void report(const char *file)
 			break;
 		if (ph.p_type != PT_LOAD)
 			continue;
-		size_t first = ph.p_offset / 4096, last = (ph.p_offset + ph.p_filesz + 4095) / 4096, res = 0;
-		for (size_t pg = first; pg < last && pg < pages; pg++)
-			res += vec[pg] & 1;
+		size_t first = ph.p_offset / 4096, last = (ph.p_offset + ph.p_filesz + 4095) / 4096;
+		size_t res = residency_count(&r, first, last);
 		printf("%s %c%c%c %zu %zu\n", file, ph.p_flags & PF_R ? 'r' : '-', ph.p_flags & PF_W ? 'w' : '-',
 		       ph.p_flags & PF_X ? 'x' : '-', (last - first) * 4, res * 4);
 	}
 out:
-	if (map != MAP_FAILED)
-		munmap(map, st.st_size);
-	free(vec);
+	residency_close(&r);
 	close(fd);
 }
 

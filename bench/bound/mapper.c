@@ -44,9 +44,11 @@ static long file_pmd_mapped_kb(void)
 	return stat_file_key("/proc/self/smaps_rollup", "FilePmdMapped:");
 }
 
+/* Where the touches go, so that the compiler keeps them */
+static volatile unsigned long touched;
+
 int main(int argc, char **argv)
 {
-	volatile unsigned long sum = 0;
 	struct stat st;
 	long period;
 	char *p;
@@ -73,7 +75,7 @@ int main(int argc, char **argv)
 	}
 	for (;;) {
 		for (off_t o = 0; o < st.st_size; o += 4096)
-			sum += p[o];
+			touched += p[o];
 		if (write(1, "r", 1) != 1)
 			return 1;
 		if (!period) {

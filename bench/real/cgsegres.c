@@ -107,10 +107,11 @@ static void report(const char *file)
 			break;
 		if (ph.p_type != PT_LOAD)
 			continue;
-		size_t first = ph.p_offset / 4096, last = (ph.p_offset + ph.p_filesz + 4095) / 4096;
+		size_t page = r.page_size, kib = page / 1024;
+		size_t first = ph.p_offset / page, last = (ph.p_offset + ph.p_filesz + page - 1) / page;
 		size_t res = residency_count(&r, first, last);
 		printf("%s %c%c%c %zu %zu\n", file, ph.p_flags & PF_R ? 'r' : '-', ph.p_flags & PF_W ? 'w' : '-',
-		       ph.p_flags & PF_X ? 'x' : '-', (last - first) * 4, res * 4);
+		       ph.p_flags & PF_X ? 'x' : '-', (last - first) * kib, res * kib);
 	}
 out:
 	residency_close(&r);

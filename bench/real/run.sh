@@ -253,7 +253,9 @@ cp "$HERE/inside.sh" "$W/inside.sh"
 # load average over its time (the guest's clock is the host's, from its RTC)
 ( while :; do echo "$(date +%s) $(cut -d' ' -f1-3 /proc/loadavg)"; sleep 10; done ) >>"$OUT/hostload" &
 loadp=$!
-trap 'rm -f "$W/bzImage.$$"; kill $loadp 2>/dev/null' EXIT
+# || : because the loop is killed before the analysis too: a failing
+# command in an EXIT trap under set -e turns a finished run's status to 1
+trap 'rm -f "$W/bzImage.$$"; kill $loadp 2>/dev/null || :' EXIT
 
 ncells=$(( $(echo $SERVICES | wc -w) * ($(echo $SHAPES | wc -w) * $(echo $MODES | wc -w) + BASELINE) * (REPS - REP_FIRST + 1) ))
 for lru in $LRUS; do

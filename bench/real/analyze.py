@@ -20,12 +20,12 @@ import sys
 from collections import defaultdict
 
 MODE_ORDER = ["none", "lowmax", "low", "min", "lock", "mlockall", "ttl250", "ttl1000", "ttl5000",
-              "epmax", "epbound", "epttl"]
+              "epmax", "epbound", "eptext", "epttl"]
 MODE_NAME = {
     "none": "none", "lowmax": "memory.low=max", "low": "memory.low=ws", "min": "memory.min=ws",
     "lock": "execguardd lock", "mlockall": "mlockall preload", "ttl250": "min_ttl_ms=250",
     "ttl1000": "min_ttl_ms=1000", "ttl5000": "min_ttl_ms=5000", "epmax": "exec_protect=max",
-    "epbound": "exec_protect=bound", "epttl": "exec_protect+min_ttl 1000",
+    "epbound": "exec_protect=bound", "eptext": "exec_protect=text", "epttl": "exec_protect+min_ttl 1000",
 }
 SHAPE_ORDER = ["unloaded", "moderate", "severe", "slice", "spike"]
 SERVICE_ORDER = ["pgro", "pgtpcb", "nginx", "cgi", "py"]
@@ -431,7 +431,7 @@ def main():
     for svc in SERVICE_ORDER:
         for shape in ("moderate", "severe"):
             for lru in ("classic", "mglru"):
-                for mode in ("none", "lowmax", "epmax", "epbound", "lock"):
+                for mode in ("none", "lowmax", "epmax", "epbound", "eptext", "lock"):
                     rs = cells.get((svc, shape, lru, mode))
                     if not rs:
                         continue

@@ -238,6 +238,11 @@ CONF
 		# quarter for what the warm-up did not touch
 		bound=$(((img_kb * 5 / 4 + 3) / 4 * 4096))
 		echo max >"$CG/bench.slice/memory.exec_protect"; echo "$bound" >"$SCG/memory.exec_protect" ;;
+	eptext)
+		# the text alone (r-x segments) as resident after the warm-up,
+		# plus a quarter: what an operator sizing by the code would set
+		bound=$(awk '$2 == "r-x" {s += $4} END {print int((s * 5 / 4 + 3) / 4) * 4096}' "$d/segres-warm")
+		echo max >"$CG/bench.slice/memory.exec_protect"; echo "$bound" >"$SCG/memory.exec_protect" ;;
 	epttl)
 		echo max >"$CG/bench.slice/memory.exec_protect"; echo max >"$SCG/memory.exec_protect"
 		echo 1000 >/sys/kernel/mm/lru_gen/min_ttl_ms ;;

@@ -20,7 +20,7 @@
 #           spike     slice, and the hog grows past the service's room for
 #                     --spike-hold s (stall, breach or OOM kill; recovery)
 # Modes:    none lowmax low min lock mlockall ttl250 ttl1000 ttl5000
-#           epmax epbound epttl  (see README.md; ttl* and epttl: MGLRU only;
+#           epmax epbound eptext epttl  (see README.md; ttl* and epttl: MGLRU only;
 #           ep*: a kernel with memory.exec_protect only)
 # Each cell: drop caches, start the service, --warm s of its client, apply
 # the mode, start the pressure, --settle s, then --duration s measured.
@@ -45,7 +45,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$HERE/../.." && pwd)
 SERVICES="pgro pgtpcb nginx cgi py" SHAPES="moderate severe slice spike"
-MODES="none lowmax low min lock mlockall ttl250 ttl1000 ttl5000 epmax epbound epttl"
+MODES="none lowmax low min lock mlockall ttl250 ttl1000 ttl5000 epmax epbound eptext epttl"
 LRUS="classic mglru" REPS=5 REP_FIRST=1 DURATION=30 WARM=8 SETTLE=3
 ROOM_MODERATE=48 ROOM_SEVERE=24 ROOM_SLICE=16 SLICE_HOG=64 SPIKE_AFTER=10 SPIKE_HOLD=5
 MEM=1G BPS=20000000 IOPS=200 BASELINE=1 PREPARE=0 KERNEL=${EXECGUARD_BZIMAGE:-} TAG='' OUT='' ANALYZE=1
@@ -75,7 +75,7 @@ done
 for s in $SERVICES; do case $s in pgro|pgtpcb|nginx|cgi|py) ;; *) echo "run.sh: unknown service $s" >&2; exit 2 ;; esac; done
 for s in $SHAPES; do case $s in moderate|severe|slice|spike) ;; *) echo "run.sh: unknown shape $s" >&2; exit 2 ;; esac; done
 for m in $MODES; do
-	case $m in none|lowmax|low|min|lock|mlockall|ttl250|ttl1000|ttl5000|epmax|epbound|epttl) ;;
+	case $m in none|lowmax|low|min|lock|mlockall|ttl250|ttl1000|ttl5000|epmax|epbound|eptext|epttl) ;;
 	*) echo "run.sh: unknown mode $m" >&2; exit 2 ;; esac
 done
 for l in $LRUS; do case $l in classic|mglru) ;; *) echo "run.sh: unknown LRU $l" >&2; exit 2 ;; esac; done

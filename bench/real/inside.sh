@@ -125,6 +125,14 @@ vmlck_cg() { # CGROUP_DIR
 	done
 	echo $((sum * 1024))
 }
+warm_bound() { # SEGRES PERMS|any
+	# the resident KiB of the segments with these permissions (cgsegres:
+	# column 2 the permissions, 4 the resident KiB), plus a quarter for
+	# what the warm-up did not touch, in bytes, rounded up to whole pages
+	awk -v perms="$2" '$2 == perms || perms == "any" {s += $4}
+		END {print int((s * 5 / 4 + 3) / 4) * 4096}' "$1"
+}
+
 reset_knobs() {
 	local c
 	for c in "$CG/bench.slice" "$CG"/bench.slice/*.service; do
@@ -204,8 +212,6 @@ CONF
 	anon_kb=$(awk '$1 == "anon" {print int($2 / 1024)}' "$SCG/memory.stat")
 	avail_mib=$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo)
 	$B/cgsegres "$SCG" $perreq >"$d/segres-warm" 2>/dev/null
-	# what the service's images hold now: the bound of "epbound"
-	local img_kb; img_kb=$(awk '{s += $4} END {print s + 0}' "$d/segres-warm")
 
 	# pressure sizes: fixed per LRU, service and shape (first cell), so
 	# every mode meets the same pressure
@@ -234,14 +240,13 @@ CONF
 	ttl250|ttl1000|ttl5000) echo "${mode#ttl}" >/sys/kernel/mm/lru_gen/min_ttl_ms ;;
 	epmax) echo max >"$CG/bench.slice/memory.exec_protect"; echo max >"$SCG/memory.exec_protect" ;;
 	epbound)
-		# the service's images as resident after the warm-up, plus a
-		# quarter for what the warm-up did not touch
-		bound=$(((img_kb * 5 / 4 + 3) / 4 * 4096))
+		# the service's images as resident after the warm-up
+		bound=$(warm_bound "$d/segres-warm" any)
 		echo max >"$CG/bench.slice/memory.exec_protect"; echo "$bound" >"$SCG/memory.exec_protect" ;;
 	eptext)
-		# the text alone (r-x segments) as resident after the warm-up,
-		# plus a quarter: what an operator sizing by the code would set
-		bound=$(awk '$2 == "r-x" {s += $4} END {print int((s * 5 / 4 + 3) / 4) * 4096}' "$d/segres-warm")
+		# the text alone (r-x segments) as resident after the warm-up:
+		# what an operator sizing by the code would set
+		bound=$(warm_bound "$d/segres-warm" r-x)
 		echo max >"$CG/bench.slice/memory.exec_protect"; echo "$bound" >"$SCG/memory.exec_protect" ;;
 	epttl)
 		echo max >"$CG/bench.slice/memory.exec_protect"; echo max >"$SCG/memory.exec_protect"

@@ -212,6 +212,8 @@ CONF
 	anon_kb=$(awk '$1 == "anon" {print int($2 / 1024)}' "$SCG/memory.stat")
 	avail_mib=$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo)
 	$B/cgsegres "$SCG" $perreq >"$d/segres-warm" 2>/dev/null
+	# what the service's images hold now (meta's img_kb_warm)
+	local img_kb; img_kb=$(awk '{s += $4} END {print s + 0}' "$d/segres-warm")
 
 	# pressure sizes: fixed per LRU, service and shape (first cell), so
 	# every mode meets the same pressure

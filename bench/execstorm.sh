@@ -39,7 +39,7 @@ rates="250 500 1000 2000 4000"
 seconds=5
 backends="push exe elsewhere lock"
 b="$top/build/bench"
-daemon_bin= daemon_opt=
+daemon_bin='' daemon_opt=''
 usage() { sed -n '3,/^set -eu/{/^set -eu/d;s/^# \{0,1\}//p}' "$0"; }
 [ "${1:-}" = --help ] && { usage; exit 0; }
 while getopts "r:s:b:d:B:h" o; do

@@ -173,7 +173,7 @@ t0=\$(date +%s%N)
 t1=\$(date +%s%N)
 grab storm
 stat -L -c '%i %n' /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6 \
-	$(printf '/lib/x86_64-linux-gnu/%s ' ${libs[*]}) /etc/ld.so.cache /tmp/immap-target >/results/files
+	$(printf '/lib/x86_64-linux-gnu/%s ' "${libs[@]}") /etc/ld.so.cache /tmp/immap-target >/results/files
 echo \$(( (t1 - t0) / 1000000 )) >/results/storm.time
 clear
 sleep \$(( (t1 - t0) / 1000000000 + 1 ))

@@ -29,7 +29,7 @@ cg2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
 t=$(mktemp -d /tmp/execguard-bench-hook-XXXXXX)
 id=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 cg=$cg2/execguard-bench-$$.slice/libpod-$id.scope
-bus= daemon= sleeper=
+bus='' daemon='' sleeper=''
 cleanup() {
 	for p in $sleeper $daemon $bus; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true

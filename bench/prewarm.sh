@@ -55,7 +55,7 @@ CG2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
 
 W=$(mktemp -d /var/tmp/execguard-prewarm-bench.XXXXXX)
 CG=execguard-prewarm-bench-$$
-DPID= PPID_= LOOP=
+DPID='' PPID_='' LOOP=''
 cleanup() {
 	[ "$BASHPID" = "$$" ] || return 0
 	[ -n "$PPID_" ] && kill "$PPID_" 2>/dev/null && wait "$PPID_" 2>/dev/null
@@ -120,7 +120,7 @@ start_daemon() {
 stop_daemon() { kill "$DPID"; wait "$DPID"; DPID=; }
 replayed() { grep -a "MESSAGE_ID=3fd5015fffa94efd8ecb8c677a5eceeb" "$W/daemon.log" | sed -n 's/.* EXECGUARD_BYTES=\([0-9]*\).*/\1/p'; }
 
-declare -A MS MAJ RB
+declare -A RB
 # cold
 for _ in $(seq "$REPS"); do run_once; done > "$W/cold"
 # one recording run

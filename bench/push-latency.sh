@@ -43,7 +43,7 @@ cg2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
 
 S=execguard-bench-push-$$.slice
 T=$(mktemp -d /tmp/execguard-push-XXXXXX)
-daemon= kids=()
+daemon='' kids=()
 stop_daemon() {
 	[ -n "$daemon" ] || return 0
 	kill -TERM "$daemon" 2>/dev/null
@@ -73,7 +73,7 @@ echo 0 > "$T/cgroot/$S/memory.exec_protect"
 
 # measure DAEMON MODE: prints "median min max" in ms over $runs units
 measure() {
-	local d=$1 mode=$2 exe= i out t
+	local d=$1 mode=$2 exe='' i out t
 	[ "$mode" = process ] && exe="MatchExe=/usr/bin/sleep /bin/sleep"
 	cat > "$T/etc/execguard.conf" <<CONF
 [Daemon]

@@ -46,7 +46,7 @@ pid_max=$(cat /proc/sys/kernel/pid_max)
 
 S=execguard-bench-status-$$.slice
 T=$(mktemp -d /tmp/execguard-status-XXXXXX)
-daemon= bus= spawners=() load=
+daemon='' bus='' spawners=() load=''
 cleanup() {
 	# a child forked for "cmd &" and signalled before its exec runs this
 	# inherited trap too (bash): only this script's own shell cleans up
@@ -136,8 +136,8 @@ before=$(grep "stats (on request)" "$T/daemon.log" | tail -n 1)
 
 # time_calls CMD...: wall seconds of each call, sorted
 time_calls() {
-	local i t0 t1
-	for i in $(seq "$calls"); do
+	local t0 t1
+	for _ in $(seq "$calls"); do
 		t0=$(date +%s%N)
 		"$b/daemon/execguardctl" "$@" > "$T/out" 2>&1 || { cat "$T/out"; exit 1; }
 		t1=$(date +%s%N)

@@ -11,6 +11,7 @@
 #   tests/vm/vm-run.sh --kernel BZIMAGE --mem 1G --disk 256M -- \
 #       bash "$PWD/bench/fallback-oom-results/hot-data-inside.sh" mglru|classic
 # (a path from the host root: the command starts in the scratch disk)
+# shellcheck shell=bash
 set -eu
 case ${1:-mglru} in mglru) echo y ;; classic) echo n ;; *) exit 2 ;; esac >/sys/kernel/mm/lru_gen/enabled
 cg=/sys/fs/cgroup

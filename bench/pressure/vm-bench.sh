@@ -76,7 +76,7 @@ snap() { # DIR NAME
 vmlck() { awk '/^VmLck:/ {print $2 * 1024}' /proc/$1/status 2>/dev/null || echo 0; }
 
 run_one() { # MODE REP
-	local mode=$1 rep=$2 d=$R/$1-$2 svc helper= lockp streamp
+	local mode=$1 rep=$2 d=$R/$1-$2 svc helper='' lockp streamp
 	# MGLRU's own protection of the working set: nothing to run without it
 	case $mode in minttl|protminttl) [ "$LRU" != mglru ] && return 0 ;; esac
 	mkdir -p "$d"
@@ -129,7 +129,8 @@ run_one() { # MODE REP
 	: >"$d/held"
 	[ -n "$helper" ] && echo "held_before=$(vmlck $helper)" >>"$d/held"
 	snap "$d" pre
-	local t0=$(date +%s.%N)
+	local t0
+	t0=$(date +%s.%N)
 	$S/press lock $S/lockfile "$LOCK" >"$d/lock.out" &
 	lockp=$!
 	$S/press stream $S/stream.dat &

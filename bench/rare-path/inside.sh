@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 # Runs in the VM (bench/rare-path.sh): MODE DIR
 set -eu
 mode=$1 dir=$2
@@ -18,7 +19,7 @@ segres() { $dir/execguardctl segments --file=prog | sed -n 's/^  \(.* offset .*\
 kill -USR1 $pid
 until grep -q rare0 prog.out; do sleep 0.2; done
 echo "after the first rare run:"; segres
-for i in 1 2 3; do echo 1G > $cg/svc/memory.reclaim 2>/dev/null || true; done
+for _ in 1 2 3; do echo 1G > $cg/svc/memory.reclaim 2>/dev/null || true; done
 echo "after reclaim:"; segres
 kill -USR1 $pid; wait $pid
 echo "after the second rare run:"; segres

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 # Shared by the host integration tests: they run the real execguardd on
 # the real proc connector and cgroup2 of this machine (as root), with a
 # fake cgroup tree only where the machine's kernel lacks the file.

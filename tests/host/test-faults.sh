@@ -37,7 +37,7 @@ wait_decided() {
 
 # Gone: three processes in A, one failure line.
 pids=()
-for i in 1 2 3; do
+for _ in 1 2 3; do
 	run_in "$A" sleep 60
 	pids+=("$LAST_PID")
 done

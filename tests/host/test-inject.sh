@@ -46,11 +46,11 @@ stop_traced() {
 }
 
 for err in EACCES EPERM EINVAL ENOENT; do
-	DAEMON_WRAP=(strace -o /dev/null -qq -e trace=pwrite64 -e inject=pwrite64:error=$err)
+	DAEMON_WRAP=(strace -o /dev/null -qq -e trace=pwrite64 -e "inject=pwrite64:error=$err")
 	start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run-$err"
 	errno=$(perl -MErrno -e "print Errno::$err()")
 	pids=()
-	for i in 1 2 3; do
+	for _ in 1 2 3; do
 		run_in "$A" sleep 60
 		pids+=("$LAST_PID")
 	done
@@ -78,7 +78,8 @@ done
 
 # recvfrom: the 3rd call fails. bind: the 2nd to 4th fail (the first is
 # at start), so the new socket comes on the 4th try, ~3 s later.
-DAEMON_WRAP=(strace -o /dev/null -qq -e trace=recvfrom,bind -e inject=recvfrom:error=EIO:when=3
+# shellcheck disable=SC2034 # start_daemon (../lib.sh) runs the daemon under it
+DAEMON_WRAP=(strace -o /dev/null -qq -e "trace=recvfrom,bind" -e inject=recvfrom:error=EIO:when=3
 	-e inject=bind:error=EADDRINUSE:when=2..4)
 start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run-cn"
 run_in "$A" sleep 60

@@ -30,7 +30,7 @@ head -c 256M /dev/zero >"$W/stream.dat" && sync "$W/stream.dat"
 dd if="$W/stream.dat" iflag=nocache count=0 status=none
 run_cg S sh -c 'echo ready; while :; do cat "$0" >/dev/null; done' "$W/stream.dat"
 lmin=$l0 rmin=
-for i in $(seq 24); do
+for _ in $(seq 24); do
 	sleep 0.5
 	lk_dump
 	l=$(total locked)
@@ -45,6 +45,7 @@ u1=$(field "$(unit_line svc.service)" psi_events)
 g1=$(total psi_events)
 echo "locked $l0 -> min $lmin; cgroup room min $rmin (reserve $(field "$(unit_line svc.service)" reserve));" \
 	"PSI events unit $u0 -> $u1, global $g0 -> $g1; cgroup stall $(( (gsome1 - gsome0) / 1000 )) ms"
+# shellcheck disable=SC2154 # stall_ms: set by lk_pressure_start (lock/lib.sh)
 [ $(( (gsome1 - gsome0) / 1000 )) -ge "$stall_ms" ] || skip "the churn made no memory stall in the cgroup"
 [ "$u1" -gt "$u0" ] || [ "$g1" -gt "$g0" ] && pass "the PSI triggers fired under the churn" ||
 	fail_later "no PSI event: the test did not make pressure the daemon sees"

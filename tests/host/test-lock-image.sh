@@ -19,7 +19,7 @@ lk_setup
 [ -r /proc/kpageflags ] || skip "no /proc/kpageflags to read page flags from"
 cc -O2 -o "$W/pageflags" "$LK_DIR/pageflags.c" || fail "cannot build pageflags.c"
 RO=64 RELRO=32 DATA=32
-defs=(-DRO_PAGES=$RO -DRELRO_PAGES=$RELRO -DDATA_PAGES=$DATA)
+defs=("-DRO_PAGES=$RO" "-DRELRO_PAGES=$RELRO" "-DDATA_PAGES=$DATA")
 cc -O1 -shared -fPIC -Wl,-z,relro -Wl,-z,now "${defs[@]}" -o "$F/libimg.so" "$LK_DIR/imglib.c" || fail "cc libimg"
 cc -O1 "${defs[@]}" -o "$F/imgprog" "$LK_DIR/imgprog.c" -L"$F" -limg -Wl,-rpath,"$F" || fail "cc imgprog"
 head -c $((16 * PAGE)) /dev/urandom >"$F/data.bin"

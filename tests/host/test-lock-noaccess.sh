@@ -44,7 +44,7 @@ new_ino=$(stat -c %i "$F/libbig.so")
 lk_cmd release "$P"
 lk_cmd protect "$P" svc.service
 lk_cmd protect "$P2" svc.service
-for i in 1 2 3; do lk_cmd rescan; lk_cmd recheck; done
+for _ in 1 2 3; do lk_cmd rescan; lk_cmd recheck; done
 lk_dump
 l=$(file_line "$F/libbig.so" "$old_ino")
 [ "$(field "$l" state)" = failed ] && [ "$(field "$l" locked)" = 0 ] && [ "$(field "$l" pids)" = 2 ] &&

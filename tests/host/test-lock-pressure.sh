@@ -53,7 +53,7 @@ lk_pressure_start
 	pass "the unit's room is under its ${LIMIT_MIB} MiB limit: $(field "$(unit_line svc.service)" room)" ||
 	fail_later "the unit's memory limit is not seen: $(unit_line svc.service)"
 [ "$(total psi)" != none ] || skip "the daemon could not set a PSI trigger: $(events LOCK_PRESSURE_WATCH)"
-l0=$(total locked); e0=$(total pressure_events)
+l0=$(total locked)
 [ "$l0" -gt $((768 * PAGE)) ] || fail "too little locked to test with: $l0"
 oom0=$(awk '/^oom_kill / { print $2 }' /proc/vmstat)
 
@@ -68,6 +68,7 @@ charged0=$(field "$(unit_line svc.service)" charged)
 [ "$charged0" -gt $((3 << 20)) ] || fail "too little locked text charged to the unit's cgroup to test with: $charged0"
 fixed=$(( $(usage) - $(filemem) - $(unevictable) ))
 hog_mib=$(( ((LIMIT_MIB << 20) - fixed - charged0 / 2 - (1 << 20)) >> 20 ))
+# shellcheck disable=SC2154 # stall_ms: set by lk_pressure_start (lock/lib.sh)
 echo "locked $l0 (charged here $charged0), anonymous and kernel $fixed, hog ${hog_mib} MiB of ${LIMIT_MIB} MiB; threshold ${stall_ms} ms"
 head -c 16M /dev/urandom >"$W/cache.dat"
 run_cg R sh -c 'echo ready; while :; do cat "$0" >/dev/null; done' "$W/cache.dat"

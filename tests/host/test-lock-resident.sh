@@ -40,7 +40,7 @@ check_equal() { # what
 	[ "$(total locked)" = "$(dump_vmlck)" ] && pass "$1: total locked = daemon VmLck ($(dump_vmlck))" ||
 		fail_later "$1: total locked $(total locked) but VmLck $(dump_vmlck)"
 	# Every other range (libc, ld.so): locked <= resident, never more.
-	local f ino l r
+	local f l r
 	while read -r f; do
 		l=$(field "$f" locked); r=$(field "$f" resident)
 		[ "$l" -le "$r" ] || fail_later "$1: $(field "$f" path) locked $l > resident $r"

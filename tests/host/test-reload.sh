@@ -43,7 +43,7 @@ wait_event 5 PUSH_PROTECTED EXECGUARD_CGROUP="'/$B'" EXECGUARD_POLICY="'b'" || f
 pass "good reload applied"
 
 # A reload storm does not break it.
-for i in $(seq 1 50); do kill -HUP "$DAEMON_PID"; done
+for _ in $(seq 1 50); do kill -HUP "$DAEMON_PID"; done
 # SIGHUP is taken before SIGUSR1: with a stats line, every reload of the
 # storm is done.
 stats > /dev/null

@@ -44,7 +44,7 @@ value_is() { [ "$(file_value "$1")" = "$2" ]; }
 # at most, so that the polls do not keep the daemon from its work.
 tracked() {
 	got=$(protected_now)
-	[ -n "$got" ] && [ "$got" "$1" "$2" ] && return 0
+	[ -n "$got" ] && test "$got" "$1" "$2" && return 0
 	sleep 0.45
 	return 1
 }
@@ -123,6 +123,7 @@ stop_daemon || fail "daemon exit status $?"
 # Out of file descriptors: said once, the daemon keeps what it has.
 DAEMON_WRAP=(prlimit --nofile=256:256)
 start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/run-fd"
+# shellcheck disable=SC2034 # start_daemon (lib.sh) runs the daemon under it
 DAEMON_WRAP=()
 sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG2/$A" "$T/spawn" 1000 "$T/pause" > "$T/spawn2.out" &
 SPAWN=$!

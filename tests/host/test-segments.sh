@@ -16,7 +16,7 @@ need_cgroup2
 EXECGUARDCTL=${EXECGUARDCTL:?set by meson}
 command -v python3 >/dev/null || skip "needs python3 to parse the JSON"
 RO=64 RELRO=32 DATA=32
-defs=(-DRO_PAGES=$RO -DRELRO_PAGES=$RELRO -DDATA_PAGES=$DATA)
+defs=("-DRO_PAGES=$RO" "-DRELRO_PAGES=$RELRO" "-DDATA_PAGES=$DATA")
 cc -O1 -shared -fPIC -Wl,-z,relro -Wl,-z,now "${defs[@]}" -o "$F/libimg.so" "$LK_DIR/imglib.c" || fail "cc libimg"
 cc -O1 "${defs[@]}" -o "$F/imgprog" "$LK_DIR/imgprog.c" -L"$F" -limg -Wl,-rpath,"$F" || fail "cc imgprog"
 cp "$F/imgprog" "$F/helper"

@@ -39,7 +39,7 @@ all_decided() {
 # Phase 1: the daemon is stopped while the storm runs.
 SLEEPERS=()
 kill -STOP "$DAEMON_PID"
-for round in 1 2 3 4 5; do
+for _ in 1 2 3 4 5; do
 	storm 400
 	run_in "$A" sleep 120
 	SLEEPERS+=("$LAST_PID")
@@ -52,7 +52,7 @@ pass "all ${#SLEEPERS[@]} sleepers decided after overflow"
 
 # Phase 2: a storm while it runs, sleepers in between.
 SLEEPERS=()
-for round in 1 2 3 4 5 6 7 8 9 10; do
+for _ in 1 2 3 4 5 6 7 8 9 10; do
 	storm 300 &
 	storm 300
 	wait %% 2>/dev/null

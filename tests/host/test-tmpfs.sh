@@ -22,7 +22,7 @@ Protect=yes
 CONF
 start_daemon
 pids=()
-for i in 1 2; do
+for _ in 1 2; do
 	run_in "$A" "$T/shm/sleep-on-tmpfs" 60
 	pids+=("$LAST_PID")
 done

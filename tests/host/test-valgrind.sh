@@ -15,6 +15,7 @@ ldd "$EXECGUARDD" | grep -q libasan && skip "AddressSanitizer build: memcheck ru
 A=execguard-vg-$$
 new_cgroup "$A"
 fake_cgroup "$A"
+# shellcheck disable=SC2034 # start_daemon (lib.sh) waits this long for it
 READY_SECS=120
 
 # run_backend NAME: one daemon life under memcheck.
@@ -30,8 +31,9 @@ MatchCgroup=/$A
 MatchExe=/usr/bin/sleep /bin/sleep /usr/bin/dash
 Protect=yes
 CONF
-	DAEMON_WRAP=(valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,indirect,possible
-		--errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99 --log-file="$vglog")
+	# shellcheck disable=SC2034 # start_daemon (lib.sh) runs the daemon under it
+	DAEMON_WRAP=(valgrind --tool=memcheck --leak-check=full "--show-leak-kinds=definite,indirect,possible"
+		"--errors-for-leak-kinds=definite,indirect,possible" --error-exitcode=99 --log-file="$vglog")
 	start_daemon --cgroup-root="$T/cgroot" --state-dir="$T/state-$backend"
 	has_event BACKEND EXECGUARD_BACKEND="$backend" || fail "$backend backend not chosen"
 

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 # Scaled waits, shared by lib.sh and lock/lib.sh.
 # Every wait for something that must happen is bounded by SECONDS times
 # WAIT_SCALE (default 4): a wait returns as soon as the thing happens, so

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 # For the D-Bus host tests, on top of tests/host/lib.sh: a private
 # system-like dbus-daemon with the bus policy under test, a stand-in for
 # systemd where a test wants one, and cgroups shaped like systemd's
@@ -19,6 +20,7 @@ bus_test_init() {
 	[ "${1:-}" != fake-systemd ] || [ -x "$FAKE_SYSTEMD" ] || skip "FAKE_SYSTEMD not built"
 	test_init root cgroup2 dbus
 	export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$T/bus.sock"
+	# shellcheck disable=SC2034 # the slice the test-bus-*.sh that source this use
 	S=execguard-test-$$.slice
 	on_exit bus_cleanup
 	start_bus

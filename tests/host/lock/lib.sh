@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 # For tests/host/test-lock-*.sh, on top of tests/host/lib.sh: the
 # lock-driver coprocess, generated programs with a large text, and the
 # independent residency check. Their prologue is lk_setup. They check
@@ -8,6 +9,7 @@
 LK_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LK_SRC=$(cd "$LK_DIR/../../.." && pwd)
 . "$LK_DIR/../lib.sh"
+# shellcheck disable=SC2034 # used by the test-lock-*.sh that source this
 PAGE=$(getconf PAGESIZE)
 LK_PIDS=()
 
@@ -15,7 +17,7 @@ lk_cleanup() {
 	local p
 	for p in "${LK_PIDS[@]}"; do kill_own -TERM "$p"; wait "$p" 2>/dev/null; done
 	if [ -n "${DRV_PID:-}" ]; then
-		echo quit >&"${DRV[1]}" 2>/dev/null
+		echo quit 1>&"${DRV[1]}" 2>/dev/null
 		wait "$DRV_PID" 2>/dev/null
 	fi
 	[ -n "${LK_CG:-}" ] && [ -d "$LK_CG" ] && rmdir "$LK_CG" 2>/dev/null
@@ -34,6 +36,7 @@ lk_setup() {
 	[ -r /proc/self/map_files ] || skip "no /proc/PID/map_files"
 	command -v cc >/dev/null || skip "needs a C compiler for the generated test programs"
 	W=$T
+	# shellcheck disable=SC2034 # read by ../lib.sh (events, has_event, problems)
 	EVENT_LOG=$W/driver.err
 	on_exit lk_cleanup
 	lk_find_driver

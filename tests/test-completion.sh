@@ -93,9 +93,12 @@ zshcomp() {
 		zshcomp "$SRC/shell-completion/zsh" "$line" "$@"
 }
 zshcomp 'execguardctl ' $commands || fail "zsh: execguardctl <TAB>"
-zshcomp 'execguardctl --' $(long_opts <<<"$ctl_help") || fail "zsh: execguardctl --<TAB>"
-zshcomp 'execguardd --' $(long_opts <<<"$d_help") || fail "zsh: execguardd --<TAB>"
+mapfile -t opts < <(long_opts <<<"$ctl_help")
+zshcomp 'execguardctl --' "${opts[@]}" || fail "zsh: execguardctl --<TAB>"
+mapfile -t opts < <(long_opts <<<"$d_help")
+zshcomp 'execguardd --' "${opts[@]}" || fail "zsh: execguardd --<TAB>"
 for o in --backend --log-target --log-level; do
+	# shellcheck disable=SC2046 # values prints the names on one line: one word each
 	zshcomp "execguardd $o=" $(values "$o") || fail "zsh: execguardd $o=<TAB>"
 done
 [ $bad = 0 ] && echo "PASS: zsh completion offers every command, option and value of --help"

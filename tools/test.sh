@@ -9,7 +9,7 @@
 # Environment: FUZZ_SECONDS (default 20 per fuzzer), BUILD_ROOT (build),
 # TEST_TIMEOUT_MULTIPLIER (default 3: meson's per-test timeouts times this).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 top=$PWD
 build_root=${BUILD_ROOT:-$top/build}
 fuzz_seconds=${FUZZ_SECONDS:-20}

@@ -312,7 +312,8 @@ fi
 # and qemu version.
 kvm_works() {
 	[ -w /dev/kvm ] || return 1
-	local cache=/var/tmp/execguard-vm-kvm.$(uname -r)-$("$qemu" --version | head -n1 | tr -dc '0-9.')
+	local cache
+	cache=/var/tmp/execguard-vm-kvm.$(uname -r)-$("$qemu" --version | head -n1 | tr -dc '0-9.')
 	if [ -f "$cache" ]; then
 		[ "$(cat "$cache")" = yes ]
 		return
@@ -342,7 +343,7 @@ esac
 if [ "$accel" = kvm ]; then
 	accel_args=(-accel kvm -cpu host)
 else
-	accel_args=(-accel tcg,thread=multi -cpu max)
+	accel_args=(-accel "tcg,thread=multi" -cpu max)
 fi
 if [ -n "$plugin" ]; then
 	[ "$accel" = tcg ] || die "--plugin needs TCG (--accel tcg), not $accel"

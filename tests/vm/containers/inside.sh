@@ -6,6 +6,7 @@ set -u
 stage=${1:?}
 seconds=${2:-30}
 backend=${3:-kernel}
+# shellcheck disable=SC2034 # slow: read by lib-inside.sh (wait_for)
 slow=1
 . "$stage/lib-inside.sh"
 MID_HOOK=f2411b4e0566495687cce3f1055f14ad
@@ -22,7 +23,7 @@ printf '[Daemon]\nBackend=%s\n' "$backend" > /etc/execguard.conf
 # podman's own storage, not the host's (vfs: the VM's root is an overlay)
 pm() { podman --root /var/tmp/egc-storage --runroot /run/egc-run --storage-driver vfs "$@"; }
 
-cd /mnt/scratch
+cd /mnt/scratch || exit
 head -c 48M /dev/zero | tr '\0' 'a' > text-protected.bin
 head -c 48M /dev/zero | tr '\0' 'b' > text-plain.bin
 head -c 256M /dev/zero > stream.bin

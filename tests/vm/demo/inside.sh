@@ -22,7 +22,7 @@ protected() { [ "$(cat /sys/fs/cgroup/demo.slice/demo-protected.service/memory.e
 stat_of() { awk -v k="$2" '$1 == k {print $2}' "/sys/fs/cgroup/demo.slice/$1/memory.stat"; }
 
 cp -a "$stage/." /
-cd /mnt/scratch
+cd /mnt/scratch || exit
 # Two 48 MiB "program texts" and a file to stream through the page cache.
 head -c 48M /dev/zero | tr '\0' 'a' > text-protected.bin
 head -c 48M /dev/zero | tr '\0' 'b' > text-plain.bin

@@ -5,6 +5,7 @@
 # Lines starting "E2E: " are the report.
 set -u
 stage=${1:?}
+# shellcheck disable=SC2034 # slow: read by lib-inside.sh (wait_for)
 slow=${2:-1}
 . "$(dirname "${BASH_SOURCE[0]}")/lib-inside.sh"
 old_deb=$(ls "$stage"/old/execguard_*.deb)

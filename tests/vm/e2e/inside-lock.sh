@@ -10,6 +10,7 @@
 # Lines starting "E2E: " are the report.
 set -u
 stage=${1:?}
+# shellcheck disable=SC2034 # slow: read by lib-inside.sh (wait_for)
 slow=${2:-1}
 # The Backend= the drop-in says: lock, or auto on a kernel without
 # memory.exec_protect (run.sh --unpatched), where it must choose lock.
@@ -134,6 +135,7 @@ check "execguardd's VmLck and execguardctl agree again" agree
 
 # A podman container, matched by its scope (the containers example): its
 # text is locked too (from the container's storage, an overlay here).
+# shellcheck disable=SC2154 # ctr_scope: set by podman_start (lib-inside.sh)
 ctr_locked() { [ "$(unit_field "$ctr_scope" locked_bytes)" -gt 0 ] 2> /dev/null; }
 if podman_start; then
 	wait_for 30 ctr_locked

@@ -5,6 +5,7 @@
 set -u
 stage=${1:?}
 # Waits are this many times longer (10 on the KASAN+lockdep kernel)
+# shellcheck disable=SC2034 # slow: read by lib-inside.sh (wait_for)
 slow=${2:-1}
 . "$(dirname "${BASH_SOURCE[0]}")/lib-inside.sh"
 value() { cat "/sys/fs/cgroup/$1/memory.exec_protect" 2>/dev/null || echo missing; }
@@ -89,7 +90,7 @@ say "$(start_to_protected)"
 # Nothing per exec: the proc connector is not listened to at all.
 check "no proc connector: no rule names executables" \
 	sh -c 'journalctl -u execguardd --no-pager | grep -q "not listening to the proc connector"'
-for i in $(seq 50); do /bin/true; done
+for _ in $(seq 50); do /bin/true; done
 check "exec events 0 after 50 execs" sh -c '[ "$(execguardctl --json status | python3 -c "import json, sys; print(json.load(sys.stdin)[\"exec_events\"])")" = 0 ]'
 
 pid=$(systemctl show -p MainPID --value eg-web)
@@ -209,6 +210,7 @@ check "Protect=auto: memory.exec_protect=0 on the calm eg-auto.service" value_is
 systemctl stop eg-auto
 
 # A podman container, matched by its scope (the containers example).
+# shellcheck disable=SC2154 # ctr_cgroup, ctr_scope: set by podman_start (lib-inside.sh)
 if podman_start; then
 	wait_for 20 value_is "${ctr_cgroup#/}" max
 	check "podman container: memory.exec_protect=max on ${ctr_cgroup#/}" value_is "${ctr_cgroup#/}" max

@@ -74,6 +74,7 @@ podman_start() {
 		{ bad "podman could not start a container"; return 1; }
 	ctr_pid=$(pm inspect -f '{{.State.Pid}}' egc)
 	ctr_cgroup=$(sed -n 's/^0:://p' "/proc/$ctr_pid/cgroup")
+	# shellcheck disable=SC2034 # ctr_scope: read by the inside*.sh that source this
 	ctr_scope=$(grep -o 'libpod-[0-9a-f]*\.scope' <<< "$ctr_cgroup")
 	say "podman container: pid $ctr_pid in $ctr_cgroup ($((SECONDS - t)) s)"
 }

@@ -37,14 +37,14 @@ while [ $# -gt 1 ]; do
 		vm_args=(--timeout 3000 --append "acpi=noirq rcupdate.rcu_cpu_stall_timeout=300")
 		slow=10
 		;;
-	--lock) inside=inside-lock.sh ;;
+	--lock) inside="inside-lock.sh" ;;
 	# The lock run on the kernel without the series, where Backend=auto
 	# must choose the lock backend by itself.
-	--unpatched) build_args=(--unpatched) inside=inside-lock.sh backend=auto ;;
+	--unpatched) build_args=(--unpatched) inside="inside-lock.sh" backend=auto ;;
 	# The Debian package instead of meson install: tools/deb.sh builds
 	# it twice (this version and a newer one) for install, upgrade, purge.
 	# apt takes a minute a step under TCG.
-	--deb) inside=inside-deb.sh vm_args=(--timeout 2400) ;;
+	--deb) inside="inside-deb.sh" vm_args=(--timeout 2400) ;;
 	*) echo "usage: $0 [--debug] [--lock | --unpatched | --deb] BUILD-DIR" >&2; exit 2 ;;
 	esac
 	shift

@@ -11,13 +11,13 @@ build_pkgs=(meson ninja-build pkg-config gcc libc6-dev libsystemd-dev libmount-d
 # python3-yaml: k8s-manifest (deploy/kubernetes/). zsh and bash-completion:
 # the completion test (bash-completion's .pc says where meson installs the
 # bash completions). jq: host-doc-commands runs execguardctl(1)'s example
-# with it.
+# with it. shellcheck: the shellcheck test (every shell script of the tree).
 # build-essential, dpkg-dev, debhelper, lintian and pkgconf: tools/deb.sh and
 # the .deb tests (debian/control's Build-Depends); systemd-e2e-deb-used-host
 # runs it where dpkg's database is read-only, so they must be here first.
 test_pkgs=(clang llvm libclang-rt-14-dev dbus-daemon e2fsprogs valgrind strace
 	prometheus prometheus-node-exporter curl python3-yaml zsh bash-completion jq
-	build-essential dpkg-dev debhelper lintian pkgconf)
+	build-essential dpkg-dev debhelper lintian pkgconf shellcheck)
 # The kernel series' base: exactly this version of the source (see kernel/build.sh)
 kernel_source=linux-source-6.12=$(cat "$(dirname "$0")/../kernel/base-version")
 kernel_pkgs=("$kernel_source" flex bison libelf-dev libssl-dev bc cpio dwarves make

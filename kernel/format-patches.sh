@@ -32,5 +32,8 @@ s = s.replace('*** SUBJECT HERE ***', subject).replace('*** BLURB HERE ***', bod
 open(path, 'w').write(s)
 PY
 
-(cd "$out" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v '^0000-') >"$out/series"
+for p in "$out"/[0-9][0-9][0-9][0-9]-*.patch; do
+	p=${p##*/}
+	[ "${p#0000-}" = "$p" ] && echo "$p"
+done >"$out/series"
 echo "wrote $(wc -l <"$out/series") patches and a cover letter to $out" >&2
